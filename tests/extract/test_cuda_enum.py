@@ -287,3 +287,124 @@ def test_a_hip_code_cuda_has_not_is_a_hip_error_of_no_kind() -> None:
     # HIP error is reported, its kind is not said (a symptom, as CUDA's unknown error)
     err = codes.cuda_error_of("RuntimeError: HIP error: hipErrorRuntimeMemory")
     assert err is not None and (err.code, err.cls) == (None, "other")
+
+
+# --------------------------------------------------------------------------
+# ROCm's library statuses (catalog/cuda.yaml `library_statuses`: hipBLAS, rocBLAS, MIOpen) and the whole table's
+# line forms
+# --------------------------------------------------------------------------
+
+def _library_rows() -> list[tuple[str, str]]:
+    from firstfault.catalog.tables import library_status_table
+    return [(name, row.cuda_class) for name, row in sorted(library_status_table().items())]
+
+
+@pytest.mark.parametrize(("name", "cls"), _library_rows())
+@pytest.mark.parametrize(
+    "form",
+    [
+        # PyTorch's TORCH_CUDABLAS_CHECK (aten/src/ATen/cuda/CUDABlas.cpp; hipified on ROCm, Comfy-Org/ComfyUI#3698)
+        "RuntimeError: CUDA error: {} when calling `hipblasCreate(handle)`",
+        # the status alone as the exception's message (aten/src/ATen/miopen/Exceptions.h, ROCm/MIOpen#1994)
+        "RuntimeError: {}",
+        # a library's error prefix before it (ggml's `ROCm error: CUBLAS_STATUS_INTERNAL_ERROR`, llama.cpp#15244;
+        # PyTorch's `cuFFT error: CUFFT_INTERNAL_ERROR`)
+        "  ROCm error: {}",
+        # after a glog CHECK on the call's status (Caffe's CURAND_CHECK shape)
+        "Check failed: status == SUCCESS (7 vs. 0) {}",
+    ],
+)
+def test_every_library_status_is_read_in_each_line_form(name: str, cls: str, form: str) -> None:
+    status = codes.library_status_of(form.format(name))
+    assert status is not None and (status.name, status.cls) == (name, cls)
+
+
+@pytest.mark.parametrize(("name", "cls"), _library_rows())
+def test_a_library_status_inside_a_longer_identifier_is_none(name: str, cls: str) -> None:
+    # a member's name as part of a longer identifier (a macro, a variable, a log key) names no status
+    assert codes.library_status_of(f"RuntimeError: CUDA error: {name}_COUNT") is None
+    assert codes.library_status_of(f"RuntimeError: CUDA error: x{name}") is None
+
+
+@pytest.mark.parametrize(
+    ("line", "kind", "cls"),
+    [
+        # hipBLAS's own allocation (the twin of cuBLAS's ALLOC_FAILED): the accelerator's memory
+        ("RuntimeError: CUDA error: HIPBLAS_STATUS_ALLOC_FAILED when calling `hipblasCreate(handle)`",
+         "app.cuda_oom", None),
+        # a hipBLAS kernel that failed to run: a symptom, as CUDA's launch failure
+        ("RuntimeError: CUDA error: HIPBLAS_STATUS_EXECUTION_FAILED when calling `hipblasGemmEx( handle, opa, opb, "
+         "m, n, k, &falpha, a, HIP_R_16F, lda, b, HIP_R_16F, ldb, &fbeta, c, HIP_R_16F, ldc, HIPBLAS_COMPUTE_32F, "
+         "HIPBLAS_GEMM_DEFAULT)`", "app.cuda_error", "launch_failure"),
+        # rocBLAS installed without the function's Tensile kernels, and a GPU its build does not support: the job's
+        # build for this GPU
+        ("RuntimeError: CUDA error: rocblas_status_excluded_from_build when calling `rocblas_gemm_ex(handle, ...)`",
+         "app.cuda_error", "config"),
+        ("RuntimeError: CUDA error: rocblas_status_arch_mismatch when calling `rocblas_gemm_ex(handle, ...)`",
+         "app.cuda_error", "config"),
+        # hipFFT's kernel that failed to run, after PyTorch's cuFFT prefix (pytorch/pytorch#76071, its last line)
+        ("RuntimeError: cuFFT error: HIPFFT_EXEC_FAILED", "app.cuda_error", "launch_failure"),
+    ],
+)
+def test_rocm_library_statuses_of_a_cuda_class_read_as_cudas(line: str, kind: str, cls: str | None) -> None:
+    found = [(e.kind, e.fields.get("error")) for e in helpers.events([line]) if e.kind.startswith("app.")]
+    assert found == [(kind, cls)]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # hipBLASLt on a GPU its ROCm 6.1 build had no kernels for (Comfy-Org/ComfyUI#3698, its title; fixed by
+        # TORCH_BLAS_PREFER_HIPBLASLT=0): NOT_SUPPORTED is "function not implemented", any call the library lacks
+        "RuntimeError: CUDA error: HIPBLAS_STATUS_NOT_SUPPORTED when calling `HIPBLAS_STATUS_NOT_SUPPORTED`",
+        # ROCm/TheRock#7609's hipBLASLt heuristic query refused for its arguments
+        "RuntimeError: CUDA error: HIPBLAS_STATUS_INVALID_VALUE when calling `hipblasLtMatmulAlgoGetHeuristic( "
+        "ltHandle, computeDesc.descriptor(), Adesc.descriptor(), Bdesc.descriptor(), Cdesc.descriptor(), "
+        "Cdesc.descriptor(), preference.descriptor(), 1, &heuristicResult, &returnedResult)`",
+        # MIOpen's unknown error after its own log of the failure (ROCm/MIOpen#1994, ROCm/TheRock#1229)
+        "RuntimeError: miopenStatusUnknownError",
+    ],
+)
+def test_a_rocm_library_status_of_no_class_reads_as_the_line_did_without_it(line: str) -> None:
+    # the status names no cause: the line is read as it is with a name no table holds (CUDA's anchor: a CUDA error of
+    # no kind; no anchor: the workload's exception)
+    unknown = line.replace("STATUS_NOT_SUPPORTED", "STATUS_ZZZ").replace("STATUS_INVALID_VALUE", "STATUS_ZZZ")
+    unknown = unknown.replace("miopenStatusUnknownError", "miopenStatusZzz")
+    assert unknown != line
+
+    def read(text: str) -> list[tuple[str, object]]:
+        return [(e.kind, e.fields.get("error")) for e in helpers.events([text]) if e.kind.startswith("app.")]
+
+    assert read(line) == read(unknown) and read(line)
+
+
+@pytest.mark.parametrize("name", [name for name, cls in _library_rows() if cls == "other"])
+def test_every_library_status_of_no_class_decides_nothing(name: str) -> None:
+    # a row of class `other` changes no reading: raised, or after CUDA's anchor, the line gives what it gives with a
+    # name the table does not hold
+    for form in ("RuntimeError: CUDA error: {} when calling `f(handle)`", "RuntimeError: {}"):
+        def read(text: str) -> list[tuple[str, object]]:
+            return [(e.kind, e.fields.get("error")) for e in helpers.events([text]) if e.kind.startswith("app.")]
+        assert read(form.format(name)) == read(form.format("NOSUCHLIB_STATUS_ZZZ"))
+
+
+def test_a_status_name_in_advice_prose_is_no_failure() -> None:
+    # a maintainer's advice that names the status (Comfy-Org/ComfyUI#3698's reply), no exception and no CUDA anchor
+    line = ("To avoid HIPBLAS_STATUS_ALLOC_FAILED on this card set TORCH_BLAS_PREFER_HIPBLASLT=0 before starting "
+            "the server.")
+    assert [e.kind for e in helpers.events([line]) if e.kind.startswith("app.cuda")] == []
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        # the runtime names CUDA 12.4 and 12.8 gave four CUresults (driver_types.h, as JCuda's cudaError copies it)
+        ("cudaErrorFunctionNotLoaded", 913),
+        ("cudaErrorInvalidResourceType", 914),
+        ("cudaErrorInvalidResourceConfiguration", 915),
+        ("cudaErrorKeyRotation", 916),
+    ],
+)
+def test_the_runtime_names_of_cuda_12s_green_context_errors_reach_their_rows(name: str, code: int) -> None:
+    err = codes.cuda_error_of(f"RuntimeError: CUDA error: {name}")
+    assert err is not None and (err.code, err.cls) == (code, "other")

@@ -138,22 +138,25 @@ class CudnnStatusInfo(_Row, frozen=True):
     name: Annotated[str, Meta(pattern=r"^CUDNN_STATUS_[A-Z_]+$")]  # cudnnStatus_t's name
     cuda_class: CudaClass = records.field(name="class")
 
-# Each library's prefix of its status names (cublas_api.h, cusolver_common.h, cusparse.h, cufft.h, curand.h)
+# Each library's prefix of its status names (cublas_api.h, cusolver_common.h, cusparse.h, cufft.h, curand.h; ROCm's
+# hipblas.h, rocblas-types.h, miopen.h, hipfft.h): the names the libraries' own to-string calls return, as frameworks
+# print them
 LIBRARY_PREFIXES: Mapping[str, str] = MappingProxyType({
     "cublas": "CUBLAS_STATUS_", "cusolver": "CUSOLVER_STATUS_", "cusparse": "CUSPARSE_STATUS_", "cufft": "CUFFT_",
-    "curand": "CURAND_STATUS_"})
+    "curand": "CURAND_STATUS_", "hipblas": "HIPBLAS_STATUS_", "rocblas": "rocblas_status_", "miopen": "miopenStatus",
+    "hipfft": "HIPFFT_"})
 
 
 class LibraryStatusInfo(_Row, frozen=True):
     code: Code  # the status's number in its library's enum (numbers repeat across libraries: rows are by name)
     library: CudaLibrary
-    name: Annotated[str, Meta(pattern=r"^(?:CUBLAS_STATUS|CUSOLVER_STATUS|CUSPARSE_STATUS|CURAND_STATUS|CUFFT)"
-                                      r"_[A-Z0-9_]+$")]
+    # the library's prefix (LIBRARY_PREFIXES, checked below), then the status's own words
+    name: Annotated[str, Meta(pattern=r"^[A-Za-z][A-Za-z0-9_]{6,80}$")]
     cuda_class: CudaClass = records.field(name="class")
     thc: Annotated[str, Meta(min_length=8)] | None = None  # PyTorch's THC words for it (`cublas runtime error : W`)
 
     def __post_init__(self) -> None:
-        if not self.name.startswith(LIBRARY_PREFIXES[self.library]):
+        if not self.name.startswith(LIBRARY_PREFIXES[self.library]) or self.name == LIBRARY_PREFIXES[self.library]:
             raise ValueError(f"{self.library}'s statuses are named {LIBRARY_PREFIXES[self.library]}*")
         if self.thc is not None and self.library != "cublas":
             raise ValueError("`thc` is PyTorch THC's words for a cuBLAS status")
@@ -329,7 +332,8 @@ def cudnn_status_table() -> Mapping[int, CudnnStatusInfo]:
 @_kept("cuda.yaml")
 def library_status_table() -> Mapping[str, LibraryStatusInfo]:
     """The CUDA math libraries' statuses (cublasStatus_t, cusolverStatus_t, cusparseStatus_t, cufftResult,
-    curandStatus_t) of catalog/cuda.yaml `library_statuses`, by name (their numbers repeat across libraries)."""
+    curandStatus_t) and ROCm's (hipblasStatus_t, rocblas_status, miopenStatus_t, hipfftResult) of catalog/cuda.yaml
+    `library_statuses`, by name (their numbers repeat across libraries)."""
     table: dict[str, LibraryStatusInfo] = {}
     for where, item in _rows("cuda.yaml", "library_statuses", LibraryStatusInfo):
         if item.name in table:

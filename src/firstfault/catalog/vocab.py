@@ -56,8 +56,10 @@ CudaClass = Literal[
     "hardware_stack", "oom", "ecc", "nvlink", "driver", "system_not_ready", "unavailable", "launch_failure",
     "launch_timeout", "deinitialized", "config", "device_choice", "usage", "other",
 ]
-# The CUDA math libraries whose statuses are rows of catalog/cuda.yaml `library_statuses`
-CudaLibrary = Literal["cublas", "cusolver", "cusparse", "cufft", "curand"]
+# The CUDA math libraries (and ROCm's BLAS and DNN libraries) whose statuses are rows of catalog/cuda.yaml
+# `library_statuses`
+CudaLibrary = Literal["cublas", "cusolver", "cusparse", "cufft", "curand", "hipblas", "rocblas", "miopen",
+                      "hipfft"]
 
 # The GPU platform from user space (catalog/platform.yaml)
 NvmlClass = Literal["driver", "no_devices", "lost", "unresponsive", "unknown", "not_supported"]

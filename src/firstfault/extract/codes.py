@@ -20,6 +20,7 @@ from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import (
+    LIBRARY_PREFIXES,
     ErrnoInfo,
     ExitPrinter,
     cuda_spellings,
@@ -909,13 +910,15 @@ def ngc_check_failed(text: str, need: int | None) -> bool:
     wanted = _driver_family(need)
     return wanted is None or _driver_family(int(m.group("have"))) != wanted
 
-# The CUDA math libraries' statuses (catalog/cuda.yaml `library_statuses`: cuBLAS, cuSOLVER, cuSPARSE, cuFFT, cuRAND),
-# by the names the frameworks print (PyTorch's `CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling ...`,
-# `cusolver error: CUSOLVER_STATUS_EXECUTION_FAILED, when calling ...`, `cuFFT error: CUFFT_INTERNAL_ERROR`).
-LIBRARY_LITERALS: Final = ("CUBLAS_STATUS_", "CUSOLVER_STATUS_", "CUSPARSE_STATUS_", "CUFFT_", "CURAND_STATUS_",
-                           "cublas runtime error")
-_LIBRARY_STATUS = re.compile(r"\b(?:CUBLAS_STATUS|CUSOLVER_STATUS|CUSPARSE_STATUS|CURAND_STATUS|CUFFT)"
-                             r"_[A-Z0-9_]{2,60}\b")
+# The CUDA math libraries' statuses (catalog/cuda.yaml `library_statuses`: cuBLAS, cuSOLVER, cuSPARSE, cuFFT, cuRAND;
+# ROCm's hipBLAS (and hipBLASLt, which returns hipblasStatus_t), rocBLAS, MIOpen and hipFFT), by the names the
+# frameworks print (PyTorch's `CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling ...`, on ROCm `CUDA error:
+# HIPBLAS_STATUS_NOT_SUPPORTED when calling ...` and `RuntimeError: miopenStatusUnknownError`, `cusolver error:
+# CUSOLVER_STATUS_EXECUTION_FAILED, when calling ...`, `cuFFT error: CUFFT_INTERNAL_ERROR`): each library's prefix
+# (catalog/tables.py LIBRARY_PREFIXES), then its status's own words, a word of its own.
+_NAME_LITERALS: Final = tuple(LIBRARY_PREFIXES.values())
+LIBRARY_LITERALS: Final = (*_NAME_LITERALS, "cublas runtime error")
+_LIBRARY_STATUS = re.compile(r"\b(?:" + "|".join(_NAME_LITERALS) + r")[A-Za-z0-9_]{2,60}\b")
 # PyTorch's THC before 1.0 (aten/src/THC/THCGeneral.cpp __THCublasCheck): `cublas runtime error : <words> at FILE:LINE`
 _THC_CUBLAS = "cublas runtime error : "
 
@@ -937,7 +940,7 @@ def library_status_of(text: str) -> CudaError | None:
     status by the words PyTorch's THC printed for it right after `cublas runtime error : `. A name the table does not
     hold (cuFFT's `CUFFT_FORWARD`, `CUFFT_R2C`: no status) names none."""
     by_name, by_thc = _library_index()
-    if any(w in text for w in LIBRARY_LITERALS[:5]):
+    if any(w in text for w in _NAME_LITERALS):
         for m in _LIBRARY_STATUS.finditer(text):
             hit = by_name.get(m.group(0))
             if hit is not None:
