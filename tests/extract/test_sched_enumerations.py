@@ -206,3 +206,22 @@ def test_kueue_reasons_in_a_pasted_workload_and_read_whole() -> None:
         ("kueue.condition", "Preempted", "InCohortReclamation")]
     # a reason of the queue's own bookkeeping, pasted alone, is no row (rule scheduler-evicted reads it with its type)
     assert causes(["    reason: PodsReadyTimeout"]) == []
+
+
+def test_a_held_job_ad_with_a_set_up_code_is_the_jobs_set_up() -> None:
+    # condor_q -l's ad of a held job (the layout of the attributes the manual's "Job ClassAd Attributes" names;
+    # HoldReasonCode 14 IwdError with its errno as the subcode; the starter's words constructed)
+    from datetime import UTC
+
+    from firstfault.extract.batch import read_batch
+    ad = ("ClusterId = 12\nProcId = 0\nJobStatus = 5\nHoldReasonCode = 14\nHoldReasonSubCode = 2\n"
+          "HoldReason = \"Error from slot1_3@e327.example.edu: Failed to change directory to /scratch/u/run: No such"
+          " file or directory (errno 2)\"\nLastRemoteHost = \"slot1_3@e327.example.edu\"\n")
+    res = read_batch(ad, "htcondor-ad", "job.ad", job_id=None, tz=UTC)
+    assert [(e.fields.get("state"), e.fields.get("due_to"), e.fields.get("nodelist")) for e in res.events] == [
+        ("FAILED", "setup", "e327.example.edu")]
+    # a user's hold (1) names nothing: the job is held, no cause
+    res = read_batch(ad.replace("HoldReasonCode = 14", "HoldReasonCode = 1").replace(
+        "Error from slot1_3@e327.example.edu: Failed to change directory to /scratch/u/run: No such file or directory"
+        " (errno 2)", "via condor_hold (by user u)"), "htcondor-ad", "job.ad", job_id=None, tz=UTC)
+    assert [e.fields.get("due_to") for e in res.events] in ([], [None])
