@@ -290,8 +290,13 @@ def errno_of(text: str) -> str | None:
     `ENOSPC`, or the strerror text (the host's, or Windows' for one of its codes: catalog/exceptions.yaml
     `windows_errors`)."""
     m = _ERRNO_NUM.search(text)
-    if m:
-        name = _errno.errorcode.get(abs(int(m.group("num"))))
+    # A negative number is no errno: Python's socket.gaierror carries getaddrinfo's EAI_* code and gai_strerror's
+    # words (CPython Modules/socketmodule.c set_gaierror: `[Errno -3] Temporary failure in name resolution`,
+    # `[Errno -2] Name or service not known`, `[Errno -5] No address associated with hostname`: glibc's netdb.h
+    # EAI_AGAIN -3, EAI_NONAME -2, EAI_NODATA -5), which urllib3's NewConnectionError quotes; its absolute value is
+    # an unrelated errno (5 is EIO).
+    if m and not m.group("num").startswith("-"):
+        name = _errno.errorcode.get(int(m.group("num")))
         if name:
             return name
     if "[WinError " in text and (w := _WINERROR_NUM.search(text)) is not None:

@@ -1,0 +1,122 @@
+"""The exception and errno tables audited against their libraries' own lists (catalog/exceptions.yaml): botocore's
+exceptions module, Linux's errno list with glibc's strerror, Python's OSError subclasses.
+
+Each mechanism is tested both ways. The message of each botocore class is its own `fmt` (boto/botocore
+botocore/exceptions.py), filled as botocore fills it; the other lines are the printing program's words as its source
+cited beside them writes them (CPython Modules/socketmodule.c, urllib3/exceptions.py, aiohttp/client_exceptions.py,
+boto3/s3/transfer.py). No line is from tests/wild.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from firstfault.catalog.tables import exception_class_table
+from firstfault.extract.base import Draft
+from tests.extract.helpers import alone, last_line
+
+
+def _one(drafts: list[Draft]) -> Draft:
+    assert len(drafts) == 1, drafts
+    return drafts[0]
+
+
+# ------------------------------------------------------------------ botocore: the client's own errors
+
+# Each client-side class's message, botocore's `fmt` filled in (botocore/exceptions.py); a class without one here is
+# read with the placeholder message below.
+_FMT: dict[str, str] = {
+    "ConnectionError": "An HTTP Client failed to establish a connection: [Errno 111] Connection refused",
+    "EndpointConnectionError": 'Could not connect to the endpoint URL: "https://my-bucket.s3.us-west-2.amazonaws.com/'
+                               'ckpt/step_1000.pt"',
+    "ConnectTimeoutError": 'Connect timeout on endpoint URL: "https://s3.amazonaws.com/my-bucket/ckpt.pt"',
+    "ProxyConnectionError": 'Failed to connect to proxy URL: "http://proxy.internal:3128"',
+    "SSLError": "SSL validation failed for https://my-bucket.s3.amazonaws.com/ckpt.pt [SSL: CERTIFICATE_VERIFY_FAILED]",
+    "NoCredentialsError": "Unable to locate credentials",
+    "PartialCredentialsError": "Partial credentials found in env, missing: AWS_SECRET_ACCESS_KEY",
+    "CredentialRetrievalError": "Error when retrieving credentials from container-role: Error retrieving metadata: "
+                                "Received non 200 response (500) from ECS metadata",
+    "NoRegionError": "You must specify a region.",
+    "ParamValidationError": "Parameter validation failed:\\nInvalid bucket name \"\": Bucket name must match the regex",
+    "InvalidRegionError": "Provided region_name 'us-west-2 ' doesn't match a supported format.",
+    "UnknownServiceError": "Unknown service: 's4'. Valid service names are: s3, s3control",
+}
+_CLIENT_SIDE = [r.match.rsplit(".", 1)[1] for r in exception_class_table()
+                if r.match.startswith("botocore.exceptions.") and r.family == "exception"]
+
+
+def test_the_client_side_rows_come_before_botocores_wildcard() -> None:
+    rows = [r.match for r in exception_class_table()]
+    assert len(_CLIENT_SIDE) >= 50
+    assert max(rows.index(f"botocore.exceptions.{c}") for c in _CLIENT_SIDE) < rows.index("botocore.*")
+
+
+@pytest.mark.parametrize("cls", _CLIENT_SIDE)
+def test_a_botocore_error_the_client_raised_itself_is_not_the_stores(cls: str) -> None:
+    line = f"botocore.exceptions.{cls}: {_FMT.get(cls, 'The specified config file (/root/.aws/config) is bad.')}"
+    for drafts in (last_line(line), alone(line)):
+        assert all(d.kind != "storage.error" for d in drafts), drafts
+
+
+@pytest.mark.parametrize(("line", "code"), [
+    # botocore/exceptions.py ReadTimeoutError and ConnectionClosedError: a connection the store took, then failed
+    ('botocore.exceptions.ReadTimeoutError: Read timeout on endpoint URL: "https://my-bucket.s3.amazonaws.com/ckpt.pt"',
+     None),
+    ("botocore.exceptions.ConnectionClosedError: Connection was closed before we received a valid response from "
+     'endpoint URL: "https://my-bucket.s3.amazonaws.com/ckpt.pt?uploadId=x&partNumber=7".', None),
+    # botocore ClientError's MSG_TEMPLATE with its retry info
+    ("botocore.exceptions.ClientError: An error occurred (SlowDown) when calling the PutObject operation (reached "
+     "max retries: 4): Please reduce your request rate.", "SlowDown"),
+    # boto3/s3/transfer.py upload_file: the upload that exhausted its retries, ClientError's words quoted
+    ("boto3.exceptions.S3UploadFailedError: Failed to upload /tmp/ckpt.pt to my-bucket/ckpt.pt: An error occurred "
+     "(InternalError) when calling the UploadPart operation (reached max retries: 4): We encountered an internal "
+     "error. Please try again.", "InternalError"),
+    # botocore's IncompleteReadError: the store's answer cut short
+    ("botocore.exceptions.IncompleteReadError: 8388608 read, but total bytes expected is 16777216.", None),
+])
+def test_near_miss_the_stores_own_failure_stays_the_stores(line: str, code: str | None) -> None:
+    d = _one(last_line(line))
+    assert d.kind == "storage.error" and d.fields.get("fs") == "object_store", d
+    assert d.fields.get("store_code") == code
+
+
+@pytest.mark.parametrize("line", [
+    # boto3/s3/transfer.py: `"Failed to upload {} to {}: {}".format(filename, '/'.join([bucket, key]), e)` around
+    # botocore's EndpointConnectionError and NoCredentialsError
+    'boto3.exceptions.S3UploadFailedError: Failed to upload /tmp/ckpt.pt to my-bucket/ckpt.pt: Could not connect to '
+    'the endpoint URL: "https://my-bucket.s3.amazonaws.com/ckpt.pt"',
+    "boto3.exceptions.S3UploadFailedError: Failed to upload /tmp/ckpt.pt to my-bucket/ckpt.pt: Unable to locate "
+    "credentials",
+    # urllib3/exceptions.py NewConnectionError as requests raises it (ConnectionError, `Caused by`), to a store's host
+    "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='my-bucket.s3.amazonaws.com', port=443): Max "
+    "retries exceeded with url: /ckpt.pt (Caused by NewConnectionError('<urllib3.connection.HTTPSConnection object at "
+    "0x7f3a2c1d0b50>: Failed to establish a new connection: [Errno -3] Temporary failure in name resolution'))",
+    # aiohttp/client_exceptions.py ClientConnectorError: `Cannot connect to host {host}:{port} ssl:{ssl} [{strerror}]`
+    "aiohttp.client_exceptions.ClientConnectorError: Cannot connect to host storage.googleapis.com:443 ssl:default "
+    "[Network is unreachable]",
+])
+def test_a_connection_to_a_store_never_made_is_not_the_stores(line: str) -> None:
+    d = _one(last_line(line))
+    assert d.kind == "app.exception", d
+
+
+# ------------------------------------------------------------------ getaddrinfo's codes are no errnos
+
+
+@pytest.mark.parametrize("line", [
+    # CPython Modules/socketmodule.c set_gaierror: `(error, gai_strerror(error))`, glibc's EAI_NODATA -5, EAI_AGAIN -3
+    "socket.gaierror: [Errno -5] No address associated with hostname",
+    "urllib3.exceptions.MaxRetryError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded with "
+    "url: /api/models/bert-base-uncased (Caused by NewConnectionError('<urllib3.connection.HTTPSConnection object at "
+    "0x7f>: Failed to establish a new connection: [Errno -5] No address associated with hostname'))",
+    "OSError: [Errno -3] Temporary failure in name resolution",
+])
+def test_a_name_resolution_failure_is_no_errno(line: str) -> None:
+    for d in last_line(line):
+        assert d.kind != "storage.error" and d.fields.get("errno") in (None,), d
+
+
+def test_near_miss_a_positive_errno_still_reads() -> None:
+    # Python's OSError: `[Errno 5] Input/output error: '<path>'`
+    d = _one(last_line("OSError: [Errno 5] Input/output error: '/mnt/lustre/ckpt/step_1000.pt'"))
+    assert d.kind == "storage.error" and d.fields["errno"] == "EIO", d
