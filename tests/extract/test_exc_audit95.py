@@ -9,10 +9,15 @@ boto3/s3/transfer.py). No line is from tests/wild.
 
 from __future__ import annotations
 
+import errno
+import os
+import sys
+
 import pytest
 
-from firstfault.catalog.tables import exception_class_table
+from firstfault.catalog.tables import ErrnoInfo, errno_table, exception_class_table
 from firstfault.extract.base import Draft
+from firstfault.extract.codes import class_errno, errno_of
 from tests.extract.helpers import alone, last_line
 
 
@@ -120,3 +125,91 @@ def test_near_miss_a_positive_errno_still_reads() -> None:
     # Python's OSError: `[Errno 5] Input/output error: '<path>'`
     d = _one(last_line("OSError: [Errno 5] Input/output error: '/mnt/lustre/ckpt/step_1000.pt'"))
     assert d.kind == "storage.error" and d.fields["errno"] == "EIO", d
+
+
+# ------------------------------------------------------------------ the errno table against Linux's list
+
+_ROWS = sorted(errno_table().values(), key=lambda r: r.name)
+_LINUX = sys.platform.startswith("linux")
+
+
+@pytest.mark.skipif(not _LINUX, reason="Linux's errno list, as Python's errno module has it there")
+def test_every_errno_of_linux_has_a_row() -> None:
+    # include/uapi/asm-generic/errno-base.h and errno.h, as errno.errorcode names them (one name a number)
+    assert sorted(set(errno.errorcode.values()) - set(errno_table())) == []
+    assert sorted(set(errno_table()) - set(errno.errorcode.values())) == []
+
+
+@pytest.mark.skipif(not _LINUX, reason="glibc's strerror texts")
+@pytest.mark.parametrize("row", _ROWS, ids=lambda r: r.name)
+def test_each_errno_is_read_by_its_number_its_name_and_its_text(row: ErrnoInfo) -> None:
+    num = getattr(errno, row.name)
+    text = os.strerror(num)
+    # Python's OSError (`[Errno N] text: 'path'`), a C program's `strerror(errno)` after its name (`errno=ENOSPC`)
+    assert errno_of(f"[Errno {num}] {text}: '/data/x'") == row.name
+    assert errno_of(f"write failed: {row.name}") == row.name
+    if len(text) >= 12:
+        # perror(3)'s `prog: text`, and Go's lower-case syscall text (`write /var/x: no space left on device`)
+        assert errno_of(f"train: /data/x: {text}") in (row.name, *_LONGER_OF.get(row.name, ()))
+        assert errno_of(f"write /var/lib/x: {text.lower()}") in (row.name, *_LONGER_OF.get(row.name, ()))
+
+
+# A text that is the head of another's (ENODEV's `No such device` in ENXIO's `No such device or address`) is read as
+# the longer where the line holds the longer: only the exact text is asserted for the shorter.
+_LONGER_OF: dict[str, tuple[str, ...]] = {}
+
+
+@pytest.mark.parametrize("row", [r for r in _ROWS if r.classes], ids=lambda r: r.name)
+def test_an_oserror_class_stands_for_its_errno(row: ErrnoInfo) -> None:
+    for cls in row.classes:
+        assert class_errno(cls) == row.name
+        assert type(OSError(getattr(errno, row.name), "x")).__name__ == cls
+
+
+@pytest.mark.parametrize("line", [
+    # asyncio's selector transport (Lib/asyncio/selector_events.py: `ConnectionResetError('Connection lost')`) and
+    # streams' (`Connection lost`), with no errno
+    "ConnectionResetError: Connection lost",
+    # Lib/asyncio/base_events.py create_connection: `OSError(err.errno, 'Connect call failed %s' % (address,))`
+    "ConnectionRefusedError: [Errno 111] Connect call failed ('10.0.0.4', 29500)",
+    # Python's BrokenPipeError with no errno (multiprocessing's connection, a pipe's writer): EPIPE by its class
+    "BrokenPipeError: the other end of the pipe closed",
+    # a C++ program's `connect() failed: <strerror>` (Gloo's, c10d's socket: EHOSTUNREACH, ENETRESET)
+    "RuntimeError: connect() failed: No route to host",
+    "RuntimeError: socket recv failed: Network dropped connection on reset",
+])
+def test_a_peers_errno_or_class_is_a_peers_failure(line: str) -> None:
+    assert [d.kind for d in last_line(line)] == ["nccl.remote_error"]
+
+
+@pytest.mark.parametrize("line", [
+    # Python's TimeoutError with no errno (asyncio.wait_for, concurrent.futures): any wait, no socket's
+    "TimeoutError: timed out",
+    # ConnectionError is the base of four classes of different errnos, and a class whose name holds one is not it
+    "ConnectionError: Failed to connect to Ray at address: http://10.0.0.4:8265.",
+    "MyConnectionResetErrorHandler: Connection lost",
+    # the node's route (ENETUNREACH) decides nothing
+    "RuntimeError: connect() failed: Network is unreachable",
+])
+def test_near_miss_a_wait_a_base_class_or_the_nodes_route_is_no_peers(line: str) -> None:
+    assert all(d.kind != "nccl.remote_error" for d in last_line(line))
+    assert class_errno("MyConnectionResetErrorHandler") is None and class_errno("TimeoutError") is None
+
+
+def test_lustres_shut_down_import_is_the_storages() -> None:
+    # lustre/ptlrpc/client.c: -ESHUTDOWN on a mount whose import is closed, as Python raises it (BrokenPipeError by
+    # CPython's errno map), with the path
+    d = _one(last_line("BrokenPipeError: [Errno 108] Cannot send after transport endpoint shutdown: "
+                       "'/fsx/ckpt/step_1000.pt'"))
+    assert d.kind == "storage.error" and d.fields["errno"] == "ESHUTDOWN", d
+
+
+def test_a_corrupt_file_system_is_the_storages() -> None:
+    # ext4's EUCLEAN (EFSCORRUPTED) as Python's OSError prints it
+    d = _one(last_line("OSError: [Errno 117] Structure needs cleaning: '/data/shards/shard-00017.tar'"))
+    assert d.kind == "storage.error" and d.fields["errno"] == "EUCLEAN", d
+
+
+def test_an_alias_is_read_as_its_rows_name() -> None:
+    assert errno_of("recv returned EWOULDBLOCK") == "EAGAIN"
+    assert errno_of("ioctl: EOPNOTSUPP") == errno.errorcode[errno.EOPNOTSUPP]
