@@ -213,3 +213,18 @@ def test_a_corrupt_file_system_is_the_storages() -> None:
 def test_an_alias_is_read_as_its_rows_name() -> None:
     assert errno_of("recv returned EWOULDBLOCK") == "EAGAIN"
     assert errno_of("ioctl: EOPNOTSUPP") == errno.errorcode[errno.EOPNOTSUPP]
+
+
+@pytest.mark.parametrize("cls", ["ObjectReconstructionFailedMaxAttemptsExceededError",
+                                 "ObjectReconstructionFailedLineageEvictedError"])
+def test_rays_reconstruction_subclasses_are_a_peers_loss_as_their_parent(cls: str) -> None:
+    # ray-project/ray python/ray/exceptions.py: the subclasses' message is the parent's `Failed to retrieve object`
+    line = (f"ray.exceptions.{cls}: Failed to retrieve object 00ffffffffffffffffffffffffffffffffffffff0100000001000000."
+            " To see information about where this ObjectRef was created in Python, set the environment variable "
+            "RAY_record_ref_creation_sites=1 during `ray start` and `ray.init()`.")
+    assert [d.kind for d in last_line(line)] == ["nccl.remote_error"]
+
+
+def test_near_miss_rays_own_actor_exit_is_no_peers_loss() -> None:
+    # ray.exceptions.AsyncioActorExit: an actor's own exit (ray.actor.exit_actor), no row
+    assert all(d.kind != "nccl.remote_error" for d in last_line("ray.exceptions.AsyncioActorExit: exit_actor called"))
