@@ -16,6 +16,7 @@ import sys
 import pytest
 
 from firstfault.catalog.tables import ErrnoInfo, errno_table, exception_class_table
+from firstfault.extract import excclass
 from firstfault.extract.base import Draft
 from firstfault.extract.codes import class_errno, errno_of
 from tests.extract.helpers import alone, last_line
@@ -228,3 +229,26 @@ def test_rays_reconstruction_subclasses_are_a_peers_loss_as_their_parent(cls: st
 def test_near_miss_rays_own_actor_exit_is_no_peers_loss() -> None:
     # ray.exceptions.AsyncioActorExit: an actor's own exit (ray.actor.exit_actor), no row
     assert all(d.kind != "nccl.remote_error" for d in last_line("ray.exceptions.AsyncioActorExit: exit_actor called"))
+
+
+# ------------------------------------------------------------------ google-api-core's classes as store codes
+
+_GOOGLE_4XX = ["MovedPermanently", "NotModified", "ResumeIncomplete", "BadRequest", "FailedPrecondition", "OutOfRange",
+               "Unauthorized", "Unauthenticated", "PermissionDenied", "Conflict", "AlreadyExists", "LengthRequired",
+               "RequestRangeNotSatisfiable", "MethodNotImplemented", "NotFound", "Forbidden", "MethodNotAllowed",
+               "PreconditionFailed", "TemporaryRedirect"]
+
+
+@pytest.mark.parametrize("cls", _GOOGLE_4XX)
+def test_a_google_api_core_request_class_is_the_workloads_without_its_number(cls: str) -> None:
+    # google/api_core/exceptions.py: the class names its status; a message without the number (a program's own
+    # `raise cls(...)`, a log of `exc.message`) is read by the class
+    assert excclass.store_code(cls, "storage.googleapis.com/storage/v1/b/my-bucket refused") == cls
+    assert excclass.store_side(cls) == "workload"
+
+
+def test_near_miss_a_store_side_status_class_is_read_by_its_number() -> None:
+    # GoogleAPICallError.__str__ prints the code first: `503 GET https://storage.googleapis.com/...`
+    d = _one(last_line("google.api_core.exceptions.ServiceUnavailable: 503 GET https://storage.googleapis.com/storage/"
+                       "v1/b/my-bucket/o/ckpt.pt: We encountered an internal error. Please try again."))
+    assert d.kind == "storage.error" and d.fields["store_code"] == "503", d
