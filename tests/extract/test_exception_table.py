@@ -68,6 +68,17 @@ def test_a_key_the_job_named_wrong_is_the_workloads(line: str, code: str) -> Non
 
 
 @pytest.mark.parametrize("line", [
+    # urllib3/connectionpool.py `_raise_timeout` (`Read timed out. (read timeout=%s)`) as requests raises it: a
+    # connection the store took, then left unanswered
+    "requests.exceptions.ReadTimeout: HTTPSConnectionPool(host='my-bucket.s3.us-west-2.amazonaws.com', port=443): Read "
+    "timed out. (read timeout=60)",
+])
+def test_any_client_that_names_an_object_stores_endpoint(line: str) -> None:
+    d = one(line)
+    assert d.kind == "storage.error" and d.fields["fs"] == "object_store" and "store_code" not in d.fields
+
+
+@pytest.mark.parametrize("line", [
     # rh-aiservices-bu/jumpstart-library#13: requests, to an S3 endpoint, out of retries
     "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='public-license-plate-dataset.s3.ap-south-1."
     "amazonaws.com', port=443): Max retries exceeded with url: /0.png (Caused by NewConnectionError('<urllib3."
@@ -80,9 +91,11 @@ def test_a_key_the_job_named_wrong_is_the_workloads(line: str, code: str) -> Non
     "HTTPSConnection object at 0x7f1dcd61ba90>: Failed to establish a new connection: [Errno 110] Connection timed "
     "out')) [while running 'Map(download_url)']",
 ])
-def test_any_client_that_names_an_object_stores_endpoint(line: str) -> None:
+def test_a_connection_to_a_stores_endpoint_never_made_is_not_the_stores(line: str) -> None:
+    # the node's resolver, route or egress, or a wrong endpoint: the store never answered (catalog/exceptions.yaml,
+    # the row before the endpoint row's; as the hub's and botocore's rows read the same words)
     d = one(line)
-    assert d.kind == "storage.error" and d.fields["fs"] == "object_store" and "store_code" not in d.fields
+    assert d.kind == "app.exception" and "fs" not in d.fields
 
 
 def test_a_client_out_of_retries_on_another_server_is_not_an_object_store() -> None:

@@ -1621,8 +1621,21 @@ class ErrnoInfo(_Row, frozen=True):
     # other words programs print for the errno than this host's C library does (an older glibc's, Go's syscall
     # table's): read as the errno wherever its strerror is (extract/codes.py)
     spellings: tuple[Annotated[str, Meta(min_length=8)], ...] = ()
+    # the OSError subclass Python raises for this errno where the class stands for it alone (CPython
+    # Objects/exceptions.c, the errno -> class map): read as the errno where the message carries none
+    # (`ConnectionResetError: Connection lost`)
+    classes: tuple[Annotated[str, Meta(pattern=r"^[A-Z]\w+Error$")], ...] = ()
 
     def __post_init__(self) -> None:
+        import errno
+
+        num = getattr(errno, self.name, None)  # (Linux's names: another host's C library may lack some)
+        for cls in self.classes:
+            if isinstance(num, int) and type(OSError(num, "")).__name__ != cls:
+                raise ValueError(f"{self.name}: Python raises {type(OSError(num, '')).__name__} for it, not {cls}")
+        if self.side == "none" and (self.fs or self.network_only or self.transport_only or self.file_only
+                                    or self.limit or self.calls or self.network_setup):
+            raise ValueError(f"{self.name}: an errno that decides nothing narrows nothing")
         if self.network_setup and self.side == "setup":
             raise ValueError("`network_setup` gives the set-up side on a network operation to an errno of another side")
         if self.calls and (self.side != "storage" or self.file_only):
@@ -1922,7 +1935,11 @@ def platform_programs() -> tuple[str, ...]:
 @_kept("exceptions.yaml")
 def errno_table() -> Mapping[str, ErrnoInfo]:
     """errno names -> whose side the error is on (catalog/exceptions.yaml)."""
-    return MappingProxyType({r.name: r for r in _unique("exceptions.yaml", "errnos", ErrnoInfo, "name")})
+    rows = _unique("exceptions.yaml", "errnos", ErrnoInfo, "name")
+    classes = [c for r in rows for c in r.classes]
+    if len(classes) != len(set(classes)):
+        raise CatalogTableError("exceptions.yaml errnos: an OSError class stands for one errno alone")
+    return MappingProxyType({r.name: r for r in rows})
 
 
 @lru_cache(maxsize=1)

@@ -124,7 +124,7 @@ ExceptionFamily = Literal[
     "object_store", "setup", "peer", "timeout", "collective", "aborted", "accelerator_oom", "gpu_arch", "disk_full",
     "shm", "status", "exception", "envelope", "loader", "fs_service",
 ]
-ErrnoSide = Literal["storage", "setup", "peer"]
+ErrnoSide = Literal["storage", "setup", "peer", "none"]
 # The limit a container, scheduler or login gives a job's processes that a set-up error names (the events' `limit`):
 # /dev/shm's size, locked memory (`ulimit -l`), processes and threads (`ulimit -u`), open files (`ulimit -n`), the
 # size of a file it writes (`ulimit -f`).

@@ -242,11 +242,22 @@ def errno_row(name: str | None) -> ErrnoInfo | None:
     """The errno table's row for an errno name, if it has one."""
     return errno_table().get(name) if name else None
 
+
+@lru_cache(maxsize=1)
+def _class_errnos() -> dict[str, str]:
+    return {cls: name for name, row in errno_table().items() for cls in row.classes}
+
+
+def class_errno(cls: str) -> str | None:
+    """The errno an OSError subclass stands for alone (catalog/exceptions.yaml `errnos` `classes`:
+    ConnectionResetError -> ECONNRESET), read where the message carries none."""
+    return _class_errnos().get(cls)
+
 _ERRNO_NUM = re.compile(r"\[Errno (?P<num>-?\d+)\]\s*(?P<text>[^:'\"]*)")
 # Python's OSError on Windows: `[WinError 112] There is not enough space on the disk` (a Windows system error code,
 # catalog/exceptions.yaml `windows_errors`)
 _WINERROR_NUM = re.compile(r"\[WinError (?P<num>-?\d{1,10})\]")
-_ERRNO_NAME = re.compile(r"\b(?P<name>E[A-Z]{2,14})\b")
+_ERRNO_NAME = re.compile(r"\b(?P<name>E[A-Z0-9]{2,15})\b")  # E2BIG, EL2HLT: digits too
 
 
 @lru_cache(maxsize=1)
@@ -291,8 +302,13 @@ def errno_of(text: str) -> str | None:
     `ENOSPC`, or the strerror text (the host's, or Windows' for one of its codes: catalog/exceptions.yaml
     `windows_errors`)."""
     m = _ERRNO_NUM.search(text)
-    if m:
-        name = _errno.errorcode.get(abs(int(m.group("num"))))
+    # A negative number is no errno: Python's socket.gaierror carries getaddrinfo's EAI_* code and gai_strerror's
+    # words (CPython Modules/socketmodule.c set_gaierror: `[Errno -3] Temporary failure in name resolution`,
+    # `[Errno -2] Name or service not known`, `[Errno -5] No address associated with hostname`: glibc's netdb.h
+    # EAI_AGAIN -3, EAI_NONAME -2, EAI_NODATA -5), which urllib3's NewConnectionError quotes; its absolute value is
+    # an unrelated errno (5 is EIO).
+    if m and not m.group("num").startswith("-"):
+        name = _errno.errorcode.get(int(m.group("num")))
         if name:
             return name
     if "[WinError " in text and (w := _WINERROR_NUM.search(text)) is not None:
@@ -300,8 +316,10 @@ def errno_of(text: str) -> str | None:
         if row is not None:
             return row.errno
     for m2 in _ERRNO_NAME.finditer(text):
-        if m2.group("name") in _errno.__dict__:
-            return m2.group("name")
+        num = getattr(_errno, m2.group("name"), None)
+        if isinstance(num, int):
+            # an alias as the table names its number (EWOULDBLOCK is EAGAIN, EOPNOTSUPP the errno module's ENOTSUP)
+            return _errno.errorcode.get(num, m2.group("name"))
     # TensorFlow's (tsl's) file system error: `<context>; <strerror>` (tsl/platform/errors.cc IOError: StrCat(context,
     # "; ", strerror(err_number))), under a status whose own words may be another errno's strerror (EROFS and EPERM
     # are reported as PERMISSION_DENIED: `Permission denied: /mnt/out/variables_temp/part-00000; Read-only file

@@ -77,6 +77,7 @@ from firstfault.extract.codes import (
     accelerator_oom,
     by_whom,
     cache_race,
+    class_errno,
     cuda_error_of,
     cudnn_status_of,
     digit_message,
@@ -1397,6 +1398,11 @@ def _peer(exc: Exc, body: str) -> Draft | None:
             return Draft(peer_kind, _with_task(fields, exc.msg) if peer_kind in TASK_KINDS else fields)
     if peer_errno(exc.msg) is not None:
         return Draft("nccl.remote_error", {"detail": _detail(exc)})  # a socket a peer refused, reset or left
+    by_cls = errno_row(class_errno(exc.cls))
+    if by_cls is not None and by_cls.side == "peer" and errno_of(exc.msg) is None:
+        # the class is the errno (ConnectionResetError with asyncio's `Connection lost`, no `[Errno 104]`): a
+        # connection a peer refused, reset or left, which no message of its own says (catalog/exceptions.yaml `classes`)
+        return Draft("nccl.remote_error", {"detail": _detail(exc)})
     kind = DIST_TYPES.get(exc.cls)
     if kind is None and _DIST_MESSAGE.search(exc.msg):
         kind = "nccl.error"
