@@ -404,7 +404,8 @@ def _launches(fault: Fault, host: str, port: int) -> list[tuple[list[str], dict[
     if fault.mode == "mpirun":
         argv = [shutil.which("mpirun") or "mpirun", "--allow-run-as-root",
                 *(["--oversubscribe"] if fault.oversubscribe else []), "--tag-output",
-                "-np", str(NPROC), *(["--hostfile", "hostfile"] if fault.hostfile else []), *fault.launcher_opts, py, "-m", "mpi4py", str(HERE / "mpi_job.py")]
+                "-np", str(NPROC), *(["--hostfile", "hostfile"] if fault.hostfile else []),
+                *fault.launcher_opts, py, "-m", "mpi4py", str(HERE / "mpi_job.py")]
         return [(argv, MPI_ENV, f"nodes/{host}/mpirun.log")]
     if fault.mode == "lightning":
         return [([py, str(HERE / "lightning_job.py")], {}, f"nodes/{host}/lightning.log")]
