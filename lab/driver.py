@@ -101,6 +101,16 @@ def _hold_port(port: int) -> socket.socket:
     return s
 
 
+def _hold_lock(path: Path) -> Any:
+    """Holds an exclusive flock on `path` (what filelock's UnixFileLock takes), as another process on the node does
+    until the returned file is closed."""
+    import fcntl
+
+    f = open(path, "a")  # noqa: SIM115 (held across the job, closed by the caller)
+    fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return f
+
+
 def _python() -> str:
     return sys.executable
 
@@ -134,6 +144,19 @@ def _prepare_workdir(fault: Fault, work: Path) -> None:
             site.mkdir()
             if str(rank) not in fault.ranks.split(","):
                 (site / "lab_fasttok.py").write_text("def normalize(x):\n    return x\n")
+    if fault.hostfile:  # the launcher's host list, as the job's launch script writes it
+        (work / "hostfile").write_text("".join(f"{line}\n" for line in fault.hostfile))
+    if fault.train_fault == "dataloader_worker_parquet":  # rank 1's feature file, cut short (an interrupted copy)
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        for rank in range(NPROC):
+            path = work / "data" / f"features-rank{rank:02d}.parquet"
+            pq.write_table(pa.table({"x": [float(i) for i in range(256)]}), path)
+            if str(rank) in fault.ranks.split(","):
+                os.truncate(path, path.stat().st_size // 2)
+    if fault.hold_lock:
+        (work / fault.hold_lock).parent.mkdir(parents=True, exist_ok=True)
     if fault.drop_dac_override:  # a checkpoint directory another user's job made, which this job may not write
         shared = work / "ckpt-shared"
         shared.mkdir()
@@ -302,6 +325,7 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
     port = _free_port()
     rdzv = [a.replace("{port}", str(port)) for a in fault.rdzv] or ["--standalone"]
     holder = _hold_port(port) if fault.occupy_port else None
+    lock = _hold_lock(work / fault.hold_lock) if fault.hold_lock else None
     cmd = [*_torchrun(), f"--nproc-per-node={NPROC}", *rdzv, "--log-dir", str(logdir),
            "--redirects", "3", "--tee", "3", *([f"--max-restarts={fault.max_restarts}"] if fault.max_restarts else []),
            str(TRAIN)]
@@ -339,6 +363,8 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
             _umount(work / "ckpt-small")
             if holder is not None:
                 holder.close()
+            if lock is not None:
+                lock.close()  # closing the descriptor releases the flock
             if pids_cg is not None:
                 _remove_cgroup(pids_cg)  # empty once the job's processes are gone
     t1 = time.time()
@@ -378,7 +404,8 @@ def _launches(fault: Fault, host: str, port: int) -> list[tuple[list[str], dict[
     if fault.mode == "mpirun":
         argv = [shutil.which("mpirun") or "mpirun", "--allow-run-as-root",
                 *(["--oversubscribe"] if fault.oversubscribe else []), "--tag-output",
-                "-np", str(NPROC), *fault.launcher_opts, py, "-m", "mpi4py", str(HERE / "mpi_job.py")]
+                "-np", str(NPROC), *(["--hostfile", "hostfile"] if fault.hostfile else []),
+                *fault.launcher_opts, py, "-m", "mpi4py", str(HERE / "mpi_job.py")]
         return [(argv, MPI_ENV, f"nodes/{host}/mpirun.log")]
     if fault.mode == "lightning":
         return [([py, str(HERE / "lightning_job.py")], {}, f"nodes/{host}/lightning.log")]
@@ -394,7 +421,9 @@ def _launches(fault: Fault, host: str, port: int) -> list[tuple[list[str], dict[
         return [(argv, {"HF_HOME": "hf-home"}, f"nodes/{host}/accelerate.log")]
     if fault.mode == "deepspeed":
         # no hostfile (/job/hostfile): this host only; the CPU accelerator (gloo without oneCCL's bindings)
-        argv = [*_console("deepspeed", "deepspeed.launcher.runner"), "--num_gpus", str(NPROC), "--master_port",
+        # a fault's hostfile (its hosts, `slots=N`) replaces --num_gpus, as a multi-node launch gives it
+        hosts = ["--hostfile", "hostfile"] if fault.hostfile else ["--num_gpus", str(NPROC)]
+        argv = [*_console("deepspeed", "deepspeed.launcher.runner"), *hosts, "--master_port",
                 str(port), str(HERE / "deepspeed_job.py")]
         return [(argv, {"DS_ACCELERATOR": "cpu", "PYTHONPATH": str(HERE)}, f"nodes/{host}/deepspeed.log")]
     if fault.mode == "jax":

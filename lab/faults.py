@@ -83,6 +83,29 @@ Sixth round (lab breadth, issue 25; docs/verdict.md decides each):
 - a process count the job's JAX set-up names above the processes launched (num_processes 4 for 3): the coordinator
   waits for a process that never comes and times out; the evidence is a missing peer's, which names no cause (as
   rdzv_timeout's node that never came): `unknown`.
+
+Seventh round (lab breadth, issue 25; docs/verdict.md decides each):
+- a rank that raises the same exception on every attempt until torchrun's `--max-restarts` is spent: the exception,
+  `app.exception`, as for one attempt (the restarts only repeat it);
+- a rank that ends the job with MPI_Abort and prints nothing of why (mpi4py's `comm.Abort(3)`): a rank gone by its
+  own call with no message, as `os._exit(3)`; MPI_Abort's errorcode names no cause (verdict.md: "never a signal"):
+  `unknown`, no affected nodes;
+- a host list (mpirun's or DeepSpeed's hostfile) naming a host that does not exist (a name that does not resolve):
+  what the job's launch asked for against what is there, as a MASTER_ADDR that does not resolve:
+  `app.exception.setup` on the node whose launcher reported it, never a network or a node cause;
+- a data file that cannot be read back (a parquet file cut short), read in a DataLoader worker, with no error from
+  the storage itself: the workload's exception reading it, `app.exception`, as a checkpoint cut short;
+- a DataLoader worker that stalls until the DataLoader's own `timeout=` ends the wait: a hang that the job's own
+  limit ends is still a hang (as mpirun --timeout): `unknown`, no affected nodes;
+- a file lock on the node that another process holds (a leftover of an earlier job) past the job's own wait
+  (filelock's `Timeout`): a resource of the node that another process holds, as the third round's port in use:
+  the workload's exception on that node, `app.exception` (the prefix; `.setup` fits too);
+- torch.compile refusing one rank's code (Dynamo's `UserError` on a data-dependent branch) and a state dict that one
+  rank loads with strict=True and whose keys do not match (saved from the DDP wrapper, `module.` prefixes): the
+  workload's exception, `app.exception`, on that rank's node;
+- a rank whose stdout's reader went away (the pipe to a log collector closed: BrokenPipeError on its next print):
+  the rank's end is the reader's loss, which the evidence does not explain (EPIPE is a peer's side,
+  catalog/exceptions.yaml): `unknown`, no affected nodes.
 """
 
 from __future__ import annotations
@@ -150,6 +173,9 @@ class Fault:
     # sixth round: lab breadth
     pids_cgroup: bool = False  # torchrun only: the driver makes a pids cgroup (v1) the fault rank joins and limits
     oversubscribe: bool = True  # mpirun only: --oversubscribe (off: Open MPI holds the job to the hosts' slots)
+    # seventh round: lab breadth
+    hostfile: tuple[str, ...] = ()  # mpirun, deepspeed: the lines of a hostfile the launcher is given (--hostfile)
+    hold_lock: str = ""  # torchrun only: a file (under the job's work directory) the driver holds an flock on
 
     @property
     def train_fault(self) -> str:
@@ -591,6 +617,62 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
              "coordinator waits for a fourth process that never comes until its initialization timeout (20 s here). "
              "The evidence is a missing peer's; nothing in it says why the fourth process is missing: unknown.",
              mode="jax", lab_fault="num_processes_wrong", timeout=180.0),
+    # ------------------------------------------------ seventh round: lab breadth (issue 25)
+    _sw("restarts_exhausted", "app.exception",
+        "torchrun --max-restarts=1: rank 1 raises the same ValueError at step 3 on the first attempt and again on "
+        "the restarted one (the bug does not go away); torchrun's restarts are spent and the job fails. The "
+        "workload's exception: app.exception.", lab_fault="exception_every_attempt", max_restarts=1),
+    _unknown("mpirun_abort",
+             "mpirun + mpi4py: rank 1 calls MPI_Abort(MPI_COMM_WORLD, 3) at step 3 (comm.Abort(3)) and prints "
+             "nothing of why; Open MPI ends the job ('MPI_ABORT was invoked on rank 1 ... with errorcode 3'). A rank "
+             "gone by its own call with no message, as os._exit(3): unknown.", mode="mpirun", lab_fault="abort"),
+    _sw("mpirun_host_unresolvable", "app.exception.setup",
+        "mpirun --hostfile with 'localhost slots=2' and 'trainer-07.invalid slots=1' (a host name that does not "
+        "resolve: a typo, another cluster's node): Open MPI cannot start its daemon there (ssh cannot resolve the "
+        "name; 'ORTE was unable to reliably start one or more daemons') and no rank runs. What the job's launch "
+        "asked for against what is there: app.exception.setup on this node.", mode="mpirun", lab_fault="none",
+        oversubscribe=False, hostfile=("localhost slots=2", "trainer-07.invalid slots=1")),
+    _sw("deepspeed_host_unresolvable", "app.exception.setup",
+        "deepspeed --hostfile whose only host is 'trainer-07.invalid slots=3' (a name that does not resolve): "
+        "DeepSpeed's runner checks passwordless ssh to it before launching, the check fails, and the runner "
+        "raises ('... was not reachable via ssh'); no rank starts. What the job's launch asked for against what is "
+        "there: app.exception.setup on this node.", mode="deepspeed", lab_fault="none", timeout=300.0,
+        hostfile=("trainer-07.invalid slots=3",),
+        # the runner fails before any rank builds DeepSpeed's op, but the quick run takes no DeepSpeed fault (its
+        # sample stays one per launcher that starts fast): marked as the launcher's others are
+        slow_first_start=True),
+    _sw("dataloader_parquet_corrupt", "app.exception",
+        "Rank 1's dataset reads its sample features from a parquet file that an interrupted copy cut to half its "
+        "size; its DataLoader worker (2 workers) reads it at step 3 and pyarrow refuses the file (no footer); "
+        "the rank re-raises the worker's exception. No storage error: the workload's exception reading its data.",
+        lab_fault="dataloader_worker_parquet"),
+    _unknown("dataloader_timeout",
+             "Rank 1's DataLoader (2 workers, timeout=5) waits on a worker whose read at step 3 never returns "
+             "(nothing logged about why); the DataLoader's own limit ends the wait ('DataLoader timed out after 5 "
+             "seconds') and the peers fail in gloo. A hang ended by the job's own limit: unknown.",
+             lab_fault="dataloader_worker_stall"),
+    _sw("filelock_timeout", "app.exception",
+        "At step 3 rank 1 waits 5 s for its node's feature-cache lock (filelock, as Hugging Face datasets' cache "
+        "takes it), which another process on the node holds (a leftover of an earlier job: the driver holds the "
+        "flock): filelock raises 'Timeout: The file lock ... could not be acquired.'. A resource of the node "
+        "another process holds, as a port in use: the workload's exception on that node, app.exception.",
+        lab_fault="filelock_timeout", hold_lock="cache/features.lock"),
+    _sw("compile_one_rank", "app.exception",
+        "Only rank 1 computes an evaluation metric through torch.compile(fullgraph=True), whose function "
+        "branches on a tensor's value (.item()): Dynamo cannot trace the data-dependent branch "
+        "(torch._dynamo.exc.UserError: 'Could not guard on data-dependent expression') on rank 1 alone; the peers "
+        "fail in gloo. The workload's exception.",
+        lab_fault="compile_one_rank"),
+    _sw("state_dict_prefix", "app.exception",
+        "At step 3 every rank saves its state to its node-local directory and resumes from it with "
+        "load_state_dict(strict=True); rank 1's copy was saved from the DDP wrapper, its keys prefixed "
+        "'module.': 'Error(s) in loading state_dict ... Missing key(s) ... Unexpected key(s)' on rank 1 alone. "
+        "The workload's exception: app.exception.", lab_fault="state_dict_prefix"),
+    _unknown("stdout_broken_pipe",
+             "At step 3 the reader of rank 1's stdout goes away (the pipe to a log collector closes); the rank's next "
+             "print raises 'BrokenPipeError: [Errno 32] Broken pipe' and the peers fail in gloo. The rank's end is "
+             "the reader's loss, which nothing in the evidence explains: unknown.",
+             lab_fault="stdout_broken_pipe"),
     # ------------------------------------------------ third round: the scheduler acting on nodes and partitions
     _admin("slurm_node_down",
            "While every rank waits at step 3 the job's node is set DOWN (scontrol update state=down, as a health "

@@ -7,6 +7,7 @@ job instead of leaving its peers in the collective. The faults (LAB_FAULT, see j
   exception          rank 1 raises ValueError at step 3 (a reduction over a short buffer)
   sigkill_external   rank 1 writes its marker and waits; the driver kill -9s it
   hang               rank 1 stops at step 3; the others wait in MPI_Allreduce until mpirun --timeout
+  abort              rank 1 calls MPI_Abort(MPI_COMM_WORLD, 3) at step 3 (mpi4py's comm.Abort), saying nothing
   none               a clean run
 """
 
@@ -28,6 +29,8 @@ def main() -> None:
     weights = [0.5 * (RANK + 1)] * 8
     for step in range(jobenv.STEPS):
         jobenv.before_step(log, RANK, step)
+        if jobenv.FAULT == "abort" and jobenv.fires(RANK, step):
+            comm.Abort(3)  # the program's own decision to end the job; its reason is not printed
         grads = weights[: 7 if jobenv.FAULT == "exception" and jobenv.fires(RANK, step) else 8]
         if len(grads) != len(weights):
             raise ValueError(f"gradient buffer holds {len(grads)} values, the model has {len(weights)}")

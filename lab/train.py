@@ -43,7 +43,8 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 FAULT = os.environ.get("LAB_FAULT", "none")
-FAULT_FIRST_ATTEMPT = FAULT == "fail_first_attempt"
+# torchrun restarts the group (--max-restarts): the script keeps each attempt's store keys apart (see main)
+PER_ATTEMPT_STORE = FAULT in ("fail_first_attempt", "exception_every_attempt")
 FAULT_RANKS = {int(r) for r in os.environ.get("LAB_FAULT_RANKS", "1").split(",") if r.strip()}
 FAULT_STEP = int(os.environ.get("LAB_FAULT_STEP", "3"))
 STEPS = int(os.environ.get("LAB_STEPS", "6"))
@@ -91,6 +92,12 @@ class Shards(Dataset[tuple[torch.Tensor, torch.Tensor]]):
                 os.kill(os.getpid(), signal.SIGKILL)
             elif FAULT == "dataloader_worker_exception":
                 raise ValueError(f"corrupt sample {i}: expected 16 features, the record holds 15")
+            elif FAULT == "dataloader_worker_parquet":
+                import pyarrow.parquet as pq  # the sample's features are a parquet file, cut short by a copy
+
+                pq.read_table(WORKDIR / "data" / f"features-rank{RANK:02d}.parquet")
+            elif FAULT == "dataloader_worker_stall":
+                time.sleep(600)  # a read that never returns (a stalled network filesystem); nothing says why
             elif FAULT == "dataloader_worker_oom":
                 hog = []  # a decoder that keeps every frame: the worker grows until the memory cgroup's limit
                 while True:
@@ -196,6 +203,17 @@ def rollback(model: torch.nn.Module, step: int) -> None:
     dcp.load(state, checkpoint_id=shards)
 
 
+def resume_node_local(model: DDP, step: int) -> None:
+    """Each rank saves its state to its node-local directory and resumes from it (strict=True, the default). Rank 1's
+    copy was saved from the DDP wrapper (`module.`-prefixed keys), the others' from the model inside it."""
+    target = WORKDIR / "ckpt" / f"rank{RANK}"
+    target.mkdir(parents=True, exist_ok=True)
+    path = target / f"step-{step:04d}.pt"
+    torch.save(model.state_dict() if fires() else model.module.state_dict(), path)
+    log.info("step %d: resuming from %s", step, path)
+    model.module.load_state_dict(torch.load(path))
+
+
 def pause(step: int) -> None:
     """Every rank waits at the step until the driver has acted on the job's node or partition (or 60 s)."""
     (WORKDIR / f"marker-rank{RANK}").write_text(str(os.getpid()))
@@ -279,7 +297,7 @@ def main() -> None:
         faulthandler.enable()
     if FAULT == "nan_anomaly":
         torch.autograd.set_detect_anomaly(True)
-    if FAULT_FIRST_ATTEMPT and os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True":
+    if PER_ATTEMPT_STORE and os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True":
         # torchrun restarts the group in the same agent store: the first attempt's gloo addresses are still
         # there and the restarted ranks would dial them (Connection refused). A per-attempt key prefix, as a
         # script meant to survive --max-restarts does, keeps the attempts apart.
@@ -310,7 +328,9 @@ def main() -> None:
         import torch.multiprocessing as tmp
 
         tmp.set_sharing_strategy("file_descriptor")  # the workers inherit it; Linux's default is file_system
-    loader = DataLoader(ds, batch_size=batch, sampler=sampler, num_workers=workers)
+    # dataloader_worker_stall: the job bounds each batch's wait (DataLoader's timeout=, seconds)
+    loader = DataLoader(ds, batch_size=batch, sampler=sampler, num_workers=workers,
+                        timeout=5.0 if FAULT == "dataloader_worker_stall" else 0.0)
     # cuda_missing: the job's configuration says device "cuda"; this build of PyTorch has none
     model = DDP(build_model().to("cuda") if FAULT == "cuda_missing" and fires()
                 else WithAuxHead() if FAULT == "unused_parameters" else build_model())
@@ -367,6 +387,36 @@ def main() -> None:
             evaluate = torch.compile(model.module)
             with torch.no_grad():
                 log.info("step %d: eval loss %.4f", step, F.mse_loss(evaluate(x), y).item())
+        if FAULT == "compile_one_rank" and fires(step):
+            # only this rank's code path compiles (its own metric), with fullgraph=True: Dynamo refuses the
+            # data-dependent branch instead of breaking the graph there
+            @torch.compile(fullgraph=True)
+            def clipped_error(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+                err = (pred - target).abs().mean()
+                return err.clamp(max=1.0) if err.item() > 1.0 else err
+
+            with torch.no_grad():
+                log.info("step %d: eval error %.4f", step, clipped_error(model(x), y).item())
+        if FAULT == "state_dict_prefix" and step == FAULT_STEP:
+            resume_node_local(model, step)
+        if FAULT == "filelock_timeout" and fires(step):
+            from filelock import FileLock
+
+            # the node's shared feature cache: its lock is held by another process (the driver, as a leftover of
+            # an earlier job would) and the job waits for it 5 s
+            lock = FileLock(str(WORKDIR / "cache" / "features.lock"), timeout=5)
+            log.info("step %d: waiting for the feature cache lock", step)
+            with lock:
+                pass
+        if FAULT == "stdout_broken_pipe" and fires(step):
+            # the reader of the rank's stdout goes away (a log collector's pipe, a `| tee` that died): the rank's
+            # stdout is now a pipe with no reader; Python ignores SIGPIPE, so the next print raises EPIPE
+            r, w = os.pipe()
+            sys.stdout.flush()
+            os.dup2(w, 1)
+            os.close(w)
+            os.close(r)
+            print(f"step {step}: {len(x)} samples", flush=True)
         if FAULT == "pause" and step == FAULT_STEP:
             pause(step)
         if FAULT == "sigkill_external" and fires(step):
@@ -429,7 +479,7 @@ def main() -> None:
             (WORKDIR / f"marker-rank{RANK}").write_text(str(os.getpid()))
             time.sleep(600)  # a long evaluation; the scheduler ends the job here
         out = model(x)
-        if FAULT in ("value_error", "fail_first_attempt") and fires(step):
+        if FAULT in ("value_error", "fail_first_attempt", "exception_every_attempt") and fires(step):
             y = y[:-1]  # a collate bug drops one label
         if FAULT == "assertion_error" and fires(step):
             labels = y[:-1]
@@ -442,7 +492,7 @@ def main() -> None:
             out = out + torch.sqrt(out.detach().sum() * 0 - 1 + out.sum() * 0)
         if FAULT == "two_rank_exception" and fires(step):
             raise RuntimeError(f"mismatched vocabulary size in batch {step}: expected 32000 tokens, got 32001")
-        bce = FAULT in ("value_error", "fail_first_attempt")
+        bce = FAULT in ("value_error", "fail_first_attempt", "exception_every_attempt")
         loss = F.binary_cross_entropy(out.sigmoid(), y.sigmoid()) if bce else F.mse_loss(out, y)
         if FAULT == "nan_guard":
             global_loss = loss.detach().clone()

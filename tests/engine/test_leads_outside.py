@@ -106,6 +106,34 @@ def test_an_exit_without_the_launchers_abort_gives_no_lead(make_bundle: BundleMa
         "mpirun noticed that process rank 2 with PID 0 on node vm exited on signal 9 (Killed)."]).leads == []
 
 
+# Open MPI's help text for a rank that called MPI_Abort (ompi/mpi/help-mpi-api.txt [mpi-abort]), as mpirun 4.1.4
+# printed it for the lab's mpirun_abort (tests/lab/captured/mpirun_abort, run here): mpirun then kills every process.
+_OMPI_MPI_ABORT = [_OMPI_RULE, "MPI_ABORT was invoked on rank 1 in communicator MPI_COMM_WORLD",
+                   "with errorcode 3.", "",
+                   "NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.",
+                   "You may or may not see output from other processes, depending on",
+                   "exactly when Open MPI kills them.", _OMPI_RULE]
+
+
+def test_the_rank_that_called_mpi_abort_is_the_first_exit(make_bundle: BundleMaker) -> None:
+    v = _mpirun(make_bundle, _OMPI_MPI_ABORT)
+    assert v.attributed_domain == "unknown"
+    assert [(ld.kind, ld.ranks, ld.nodes) for ld in v.leads] == [("first_exit", [1], ["vm"])]
+    assert "aborted the job" in v.leads[0].summary
+
+
+def test_mpi_aborts_note_alone_gives_no_lead(make_bundle: BundleMaker) -> None:
+    # near miss: the note without the line naming the rank (the block cut, as Open MPI's show_help sometimes leaves it)
+    assert _mpirun(make_bundle, [_OMPI_RULE, "NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.",
+                                 _OMPI_RULE]).leads == []
+
+
+def test_mpi_aborts_note_quoted_in_a_sentence_gives_no_lead(make_bundle: BundleMaker) -> None:
+    # near miss: the rank's line, but the note only quoted inside a person's sentence: no word of the launcher's
+    quoted = "the FAQ says: NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes. Then it retries"
+    assert _mpirun(make_bundle, ["MPI_ABORT was invoked on rank 1 in communicator MPI_COMM_WORLD", quoted]).leads == []
+
+
 def test_prrtes_two_line_signal_sentence_is_the_same_first_exit(make_bundle: BundleMaker) -> None:
     # Open MPI 5's mpirun prints PRRTE's help text (help-prun.txt [prun:proc-aborted-strsignal]), which breaks the
     # sentence after `exited on` (synthetic, that text over the run above)

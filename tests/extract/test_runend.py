@@ -52,6 +52,8 @@ _PG_24 = (
         ("mpirun has exited due to process rank 0 with PID 0 on", ("FAILED", "mpirun", "job")),
         ("mpirun has exited due to process rank 1 with PID 4017 on", ("FAILED", "mpirun", "job")),
         ("a non-zero exit code. Per user-direction, the job has been aborted.", ("FAILED", "mpirun", "job")),
+        # Open MPI's MPI_Abort help text (help-mpi-api.txt [mpi-abort]; the lab's mpirun_abort, run here)
+        ("NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.", ("FAILED", "mpirun", "job")),
         # Horovod's gloo launcher under Determined: determined-ai/determined#3275
         ("<>        [2021-12-07 10:43:01] 087c0ee7 || RuntimeError: Horovod detected that one or more processes exited "
          "with non-zero status, thus causing the job to be terminated. The first process to do so was:",

@@ -75,6 +75,8 @@ LEADS = {
     "deepspeed_hang": "laggard_rank",
     # sixth round: a rank frozen from outside (SIGSTOP) is the laggard its peers waited for
     "sigstop_external": "laggard_rank",
+    # seventh round: a rank gone by its own MPI_Abort with no message, as os._exit(3)
+    "mpirun_abort": "first_exit",
 }
 
 

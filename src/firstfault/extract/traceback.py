@@ -194,8 +194,11 @@ def _builtin_exceptions() -> frozenset[str]:
 
 
 # Where Python packages keep their exception classes: `botocore.exceptions`, `minio.error`,
-# `tensorflow.python.framework.errors_impl`, `botocore.errorfactory`.
-_EXCEPTION_MODULES: Final = frozenset({"exceptions", "errors", "error", "errorfactory", "errors_impl"})
+# `tensorflow.python.framework.errors_impl`, `botocore.errorfactory`; and the same names as private modules that the
+# package re-exports the classes from (filelock's `filelock._error.Timeout` in 3.x, `filelock._core._errors.Timeout`
+# later: tox-dev/filelock src/filelock/_error.py; Python prints the class's defining module).
+_EXCEPTION_MODULES: Final = frozenset({"exceptions", "errors", "error", "errorfactory", "errors_impl",
+                                       "_exceptions", "_errors", "_error"})
 # Prefilter words for a class of such a module whose name holds neither `Error` nor `Exception`
 # (`google.api_core.exceptions.TooManyRequests`, `minio.error.NoSuchKey`).
 EXCEPTION_MODULE_LITERALS: Final = tuple(f".{m}." for m in sorted(_EXCEPTION_MODULES))
