@@ -168,3 +168,37 @@ def test_deepspeeds_launcher_refusing_the_launch_is_the_jobs_setup(line: str) ->
 )
 def test_near_miss_the_launchers_words_elsewhere(line: str) -> None:
     assert [d for d in last_line(line) if d.fields.get("setup")] == []
+
+
+# ---------------------------------------------------------------- Intel MPI's Hydra bootstrap
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # tests/wild sw-warpx-ci-intel-pvc-... (BLAST-WarpX/warpx#6980): 2021.x's form, ssh's own 255 on localhost
+        "[mpiexec@runner-d8zbrqlyc-project-80-concurrent-0] Error: Unable to run bstrap_proxy on localhost:2 "
+        "(pid 13546, exit code 65280)",
+        # the older form (the az-hop thread's line) on the launching node itself, with ssh's own status (ours)
+        "[mpiexec@hb120v3-3] check_exit_codes (../../../../../src/pm/i_hydra/libhydra/demux/hydra_demux_poll.c:117): "
+        "unable to run bstrap_proxy on hb120v3-3.internal.cloudapp.net (pid 12608, exit code 65280)",
+    ],
+)
+def test_hydras_ssh_bootstrap_that_cannot_log_into_its_own_node_is_the_launchs_setup(line: str) -> None:
+    assert setup_of([line]) == [("bootstrap_self_refused", None)]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # Azure/az-hop#906 (tests/wild unk-azhop-pbs-...): the proxy ran and exited 1 (status 256): not ssh's failure
+        "[mpiexec@hb120v3-3] check_exit_codes (../../../../../src/pm/i_hydra/libhydra/demux/hydra_demux_poll.c:117): "
+        "unable to run bstrap_proxy on hb120v3-3.internal.cloudapp.net (pid 12608, exit code 256)",
+        # ssh's failure on another host: that node may be down or unreachable (ours)
+        "[mpiexec@node01] Error: Unable to run bstrap_proxy on node02:8 (pid 4411, exit code 65280)",
+        # the words without Hydra's tag (a comment, a forum's paraphrase)
+        "# Error: Unable to run bstrap_proxy on localhost:2 (pid 1, exit code 65280)",
+    ],
+)
+def test_near_miss_other_bootstrap_failures_decide_nothing(line: str) -> None:
+    assert setup_of([line]) == []
