@@ -202,3 +202,66 @@ def test_hydras_ssh_bootstrap_that_cannot_log_into_its_own_node_is_the_launchs_s
 )
 def test_near_miss_other_bootstrap_failures_decide_nothing(line: str) -> None:
     assert setup_of([line]) == []
+
+
+# ---------------------------------------------------------------- torch.distributed, torchrun, JAX, Lightning
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # torch/distributed/rendezvous.py _env_error (tests/wild sw-env-rendezvous-master-addr-no-launcher-rife-52's
+        # thread prints the MASTER_ADDR one)
+        "ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable MASTER_ADDR "
+        "expected, but not set",
+        "ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable RANK "
+        "expected, but not set",
+        "ValueError: Error initializing torch.distributed using tcp:// rendezvous: port number missing",
+        "ValueError: Error initializing torch.distributed using file:// rendezvous: world size parameter missing",
+        "RuntimeError: No rendezvous handler for tpc://",
+        # torch/distributed/run.py
+        "ValueError: Unsupported nproc_per_node value: four",
+        "ValueError: Cuda is not available.",
+        'RuntimeError: nnodes=1:2:3 is not in "MIN:MAX" format',
+        # jax/_src/distributed.py
+        "ValueError: coordinator_address should be defined.",
+        "ValueError: Number of processes must be defined.",
+        "ValueError: The process id of the current process must be defined.",
+        "ValueError: process_id and num_processes must be nonnegative, with process_id < num_processes. Got "
+        "process_id=4, num_processes=4.",
+        # Lightning's connector, device parser and CUDA accelerator
+        "lightning.fabric.utilities.exceptions.MisconfigurationException: GPUs requested but none are available.",
+        "MisconfigurationException: You requested to find 4 devices but this machine only has 2 GPUs.",
+        "ValueError: You selected an invalid strategy name: `strategy='dpp'`. It must be either a string or an "
+        "instance of `lightning.pytorch.strategies.Strategy`. Example choices: auto, ddp, ddp_spawn, deepspeed, ...",
+        "ValueError: You set `strategy=ddp` but strategies from the DDP family are not supported on the MPS "
+        "accelerator. Either explicitly set `accelerator='cpu'` or change the strategy.",
+        "ValueError: `num_nodes` must be a positive integer, but got 0.",
+        "MisconfigurationException: `Trainer(devices='x')` value is not a valid input using cuda accelerator.",
+        "MisconfigurationException: `Trainer(strategy='ddp')` is not compatible with an interactive environment. Run "
+        "your code as a script, or choose a notebook-compatible strategy: `Trainer(strategy='ddp_notebook')`.",
+    ],
+)
+def test_a_frameworks_launch_check_is_the_jobs_setup(line: str) -> None:
+    drafts = last_line(line)
+    assert [(d.kind, d.fields.get("setup")) for d in drafts] == [("app.exception", True)]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a rendezvous that could not reach its store: a peer or the network, not these rows
+        "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has "
+        "failed. See inner exception for details.",
+        # the program's own order of calls
+        "RuntimeError: distributed.initialize should only be called once.",
+        # GPUs another process holds: the node's state, no row
+        "MisconfigurationException: You requested to find 4 devices but only 2 are currently available. The devices "
+        "[0, 1] are occupied by other processes and can't be used at the moment.",
+        # the words quoted inside another message
+        "AssertionError: expected the log to say 'coordinator_address should be defined.' on a single host",
+        "KeyError: 'Cuda is not available.'",
+    ],
+)
+def test_near_miss_a_frameworks_other_words(line: str) -> None:
+    assert [d for d in last_line(line) if d.fields.get("setup")] == []
