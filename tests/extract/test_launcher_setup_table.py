@@ -142,7 +142,7 @@ def test_launch_words_that_name_no_setup_are_not_read_as_one(lines: list[str]) -
         "RuntimeError: Using hostfile at /home/552/dz9214/hostfile but host=gadi-gpu-v100-0011 was not reachable via "
         "ssh. If you are running with a single node please remove /home/552/dz9214/hostfile or setup passwordless "
         "ssh.",
-        # DeepSpeed before the check was wrapped: its own command's CalledProcessError (tests/wild sw-deepspeed-cifar-...)
+        # DeepSpeed before the check was wrapped: its command's CalledProcessError (tests/wild sw-deepspeed-cifar-...)
         "subprocess.CalledProcessError: Command 'ssh -o PasswordAuthentication=no 192.168.3.100 hostname' returned "
         "non-zero exit status 255.",
     ],
