@@ -265,3 +265,12 @@ def test_a_frameworks_launch_check_is_the_jobs_setup(line: str) -> None:
 )
 def test_near_miss_a_frameworks_other_words(line: str) -> None:
     assert [d for d in last_line(line) if d.fields.get("setup")] == []
+
+
+def test_hydra_unable_to_open_the_host_file_is_the_launchs_setup() -> None:
+    # pmodels/mpich lib/utils/args.c HYDU_parse_hostfile's format string, mpiexec's tag before it (our host and file)
+    assert setup_of(["[mpiexec@login01] HYDU_parse_hostfile (lib/utils/args.c:324): unable to open host file: hosts",
+                     "[mpiexec@login01] mpiexec_get_parameters (mpiexec/get_parameters.c:313): error parsing hostfile"
+                     ]) == [("hostfile_invalid", None)]
+    # the words in prose about a host file that was opened
+    assert setup_of(["note: the launcher reported it was unable to open host file lists before 4.0"]) == []
