@@ -649,6 +649,29 @@ _LOCAL_STACKS: Final = ("mca", "ompi", "impi", "cray", "gloo", "hydra", "ssh", "
 _HELP_STACKS: Final = frozenset({"mca", "ompi"})  # the help texts', read sentence by sentence
 # Hydra's proxy tag, which names the node it runs on: `[proxy:0:1@node2] HYDU_create_process (...): ...`.
 _HYDRA_PROXY: Final = re.compile(r"^\[proxy:[\d:]{1,20}@(?P<host>[A-Za-z0-9][\w.\-]{0,253})\]")
+# Intel MPI's Hydra (i_hydra, 2019 and later) unable to start its bootstrap proxy on a host, with the wait status of
+# the bootstrap command it ran there (its check_exit_codes, hydra_demux_poll.c: `[mpiexec@hb120v3-3] check_exit_codes
+# (...): unable to run bstrap_proxy on hb120v3-3.internal.cloudapp.net (pid 12608, exit code 256)`; 2021.x: `[mpiexec@
+# runner-0] Error: Unable to run bstrap_proxy on localhost:2 (pid 13546, exit code 65280)`). The status is waitpid's,
+# 255 << 8 = 65280 where the remote shell itself failed (ssh(1): 255 if an error occurred, the command's own status
+# otherwise). Only ssh's own failure on the launching node itself (localhost, or the host of the `[mpiexec@HOST]` tag)
+# is the job's launch set-up: the default ssh bootstrap where no sshd runs or no key lets the node log into itself (a
+# container: I_MPI_HYDRA_BOOTSTRAP=fork, or the scheduler's bootstrap, is what the job lacked). Another host (a node
+# down or not reachable), another status (the proxy ran and failed, exit code 256) decide nothing.
+_IMPI_BSTRAP: Final = re.compile(
+    r"^\[mpiexec@(?P<self>[A-Za-z0-9][\w.\-]{0,253})\] (?:[\w]{1,60} \([^()\n]{0,300}\): |Error: )[Uu]nable to run "
+    r"bstrap_proxy on (?P<host>[A-Za-z0-9][\w.\-]{0,253})(?::\d{1,6})? \(pid \d{1,10}, exit code (?P<status>\d{1,6})\)")
+_IMPI_BSTRAP_WORD: Final = "able to run bstrap_proxy on "
+_SSH_FAILED_STATUS: Final = 255 << 8
+
+
+def bootstrap_self_refused(body: str) -> bool:
+    """Intel MPI's Hydra saying its ssh bootstrap could not log into the launching node itself (_IMPI_BSTRAP)."""
+    m = _IMPI_BSTRAP.match(body) if _IMPI_BSTRAP_WORD in body else None
+    if m is None or int(m.group("status")) != _SSH_FAILED_STATUS:
+        return False
+    host = m.group("host").split(".")[0].lower()
+    return host in ("localhost", "127") or host == m.group("self").split(".")[0].lower()
 # How far below an error stack's first line its entries (and the words an entry waits for) may be.
 _STACK_LINES: Final = 24
 # A row that waits for a later line's words (`confirm`, outside MPICH's stack: Mooncake's device left out, which is a
@@ -792,7 +815,8 @@ class LocalStatusExtractor:
         mpich = {w for row in rows if row.stack == "mpich" for w in (*row.texts, *row.confirm)}
         confirm = {w for _, row in _local_rows() for w in row.confirm}
         self.literals: tuple[str, ...] = (*sorted({w for w, _ in _local_rows()}), *sorted(confirm), *help_literals(),
-                                          *sorted(labels), *sorted(mpich), _MPICH_OFI_WORD, MPI_FATAL_WORDS)
+                                          *sorted(labels), *sorted(mpich), _MPICH_OFI_WORD, MPI_FATAL_WORDS,
+                                          _IMPI_BSTRAP_WORD)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         p = split_prefixes(line)
@@ -804,6 +828,11 @@ class LocalStatusExtractor:
                 # it, is the rank's exit too, extract/launcher.py's)
                 yield from found
                 return
+        if _IMPI_BSTRAP_WORD in body and bootstrap_self_refused(body):
+            ctx.claimed = True
+            yield Draft("nccl.error", {"detail": clip(body), "stack": "impi", "local_status": "bootstrap_self_refused",
+                                       "setup": True}, rank=p.rank, host=p.host)
+            return
         if _MPICH_OFI_WORD in body:
             ofi = _MPICH_OFI.search(body)
             name = setup_errno(ofi.group("why"), transport=True) if ofi else None
