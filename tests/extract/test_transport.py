@@ -1114,6 +1114,26 @@ def test_the_error_stacks_class_is_read_by_its_words() -> None:
     assert launcher.mpi_fatal("a fatal error in the MPI layer") is None
 
 
+@pytest.mark.parametrize("row", tables.mpich_classes(), ids=lambda r: r.name)
+def test_every_mpi_class_is_read_by_mpichs_words_and_open_mpis_name(row: tables.MpichErrorClass) -> None:
+    # synthetic, after MPICH's error stack's first line (src/mpi/errhan/errutil.c: `Fatal error in %s: %s, error
+    # stack:`, the class's errnames.txt words) and Open MPI's fatal handler (ompi/errhandler/errhandler_predefined.c:
+    # `*** %s: %s`, the class's name and MPI_Error_string's words)
+    read = launcher.mpi_fatal(f"Abort(1) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Win_lock: {row.text}, "
+                              "error stack:")
+    assert read is not None and (read.mpi_class, read.argument) == (row.name, row.whose == "program")
+    kinds = [e.kind for e in feed(["[n1:01234] *** An error occurred in MPI_Win_lock",
+                                   f"[n1:01234] *** {row.name}: some words of its own"])]
+    assert ("app.exception" in kinds) == (row.whose == "program")
+
+
+def test_a_class_whose_words_begin_anothers_is_read_whole() -> None:
+    read = launcher.mpi_fatal("Fatal error in PMPI_Info_set: Invalid MPI_Info value , error stack:")
+    assert read is not None and read.mpi_class == "MPI_ERR_INFO_VALUE"
+    # near miss: the words in prose, no error stack's first line (synthetic)
+    assert launcher.mpi_fatal("note: Invalid topology given to the mesh builder; using the default") is None
+
+
 def test_cray_mpichs_header_names_the_rank_and_node_of_the_stack() -> None:
     # flux-framework/flux-core#5976's Cray MPICH header over mpich#6336's innermost entry (synthetic join)
     lines = ["MPICH ERROR [Rank 3] [job id fYSTCFMZH] [Thu May 16 17:41:46 2024] [frontier08676] - Abort(1091983) "
