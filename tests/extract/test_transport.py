@@ -400,6 +400,29 @@ def test_near_miss_socket_words_outside_ucx_are_not_ucxs(line: str) -> None:
     assert [e for e in feed([line]) if e.fields.get("stack") == "ucx"] == []
 
 
+# Every PMIx peer status by each of its spellings (synthetic, after PMIX_ERROR_LOG's `[host:pid] PMIX ERROR: %s in file
+# %s at line %d`).
+@pytest.mark.parametrize(("text", "name"), [(t, r.name) for r in transport_table().peers
+                                            if r.stack == "pmix" and r.means != "none"
+                                            for t in r.texts])
+def test_every_pmix_peer_status_is_a_remote_error(text: str, name: str) -> None:
+    [e] = only(feed([f"[node-02:01234] {text} in file server/pmix_server.c at line 2257"]), "nccl.remote_error")
+    assert e.fields["host"] == "node-02"
+    assert e.fields["peer_status"] == name
+
+
+@pytest.mark.parametrize("line", [
+    # a PMIx status of no peer's (synthetic, PMIX_ERROR_LOG's form): a bad parameter
+    "[node-02:01234] PMIX ERROR: BAD-PARAM in file client/pmix_client.c at line 225",
+    # the words in prose, no PMIx record (synthetic)
+    "the scheduler retried: node-down events are handled by the operator",
+    # PMIx's own event name inside a longer one (synthetic)
+    "[node-02:01234] PMIX ERROR: PROC-ABORTING in file x.c at line 1",
+])
+def test_pmix_statuses_of_no_peer_are_not_read(line: str) -> None:
+    assert only(feed([line]), "nccl.remote_error") == []
+
+
 def test_mpich_names_the_rank_it_lost() -> None:
     # microsoft/LightLDA#62
     [e] = feed(["MPID_nem_tcp_connpoll(1826): Communication error with rank 1: Connection reset by peer"])
