@@ -203,6 +203,68 @@ def test_a_stacks_words_without_the_stack_are_not_read(line: str) -> None:
     assert only(feed([line]), "nccl.ib_completion_error") == []
 
 
+def _ibv_spellings() -> list[tuple[str, int]]:
+    return [(t, row.code) for row in ib_wc_status_table().values() for t in row.texts]
+
+
+# The line forms that print ibv_wc_status_str()'s words (synthetic, each after its program's format string): libibverbs'
+# example programs (rdma-core libibverbs/examples/rc_pingpong.c parse_single_wc `Failed status %s (%d) for wr_id %d`),
+# a program printing the number with the words (uccl-project/uccl#799's `status=12(transport retry counter
+# exceeded)`), libfabric's rxm over verbs (`fi_cq_readerr: err: %s (%d), prov_err: %s (%d)`), UCX's rc_verbs
+# transport (openucx/ucx src/uct/ib/rc/verbs/rc_verbs_iface.c `send completion with error: %s [qpn ...]`, and its
+# older ucs_fatal `Send completion with error: %s`, the words at the line's end).
+_IBV_FORMS = [
+    "Failed status {t} ({n}) for wr_id 2",
+    "CQE ERROR wr_id=3 status={n}({t}) opcode=1 byte_len=0 vendor_err=0xa qp_num=0x2c10",
+    "libfabric:4242:1708520807::ofi_rxm:cq:rxm_cq_write_error():212<warn> fi_cq_readerr: err: Input/output error (5), "
+    "prov_err: {t} ({n})",
+    "[node-07:4242:0:4242] rc_verbs_iface.c:124 UCX  ERROR send completion with error: {t} [qpn 0x1a2 wrid 0x9 "
+    "vendor_err 0x81]",
+    "[node-07:4242:0:4242] rc_verbs_iface.c:67   Fatal: Send completion with error: {t}",
+]
+
+
+@pytest.mark.parametrize("form", _IBV_FORMS)
+@pytest.mark.parametrize(("text", "status"), _ibv_spellings())
+def test_every_ibv_status_is_read_by_its_words_in_each_line_form(form: str, text: str, status: int) -> None:
+    [e] = only(feed([form.format(t=text, n=status)]), "nccl.ib_completion_error")
+    assert (e.fields["status"], e.fields["status_class"]) == (status, ib_wc_status_table()[status].wc_class)
+
+
+@pytest.mark.parametrize(("text", "status"), [(t, c) for t, c in _ibv_spellings()
+                                              if not ib_wc_status_table()[c].numbered])
+def test_a_status_of_its_own_words_is_read_on_a_verbs_line_without_its_number(text: str, status: int) -> None:
+    f = read_completion(f"ibv_poll_cq on mlx5_0 port 1: wc status {text}, vendor_err 0x81")
+    assert f is not None and f["status"] == status
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # the everyday words alone, even on a line that names a device: no status (synthetic)
+        "mlx5_0: fatal error in firmware health poll, recovering",
+        "ibv_devinfo: general error while reading mlx5_1 counters",
+        "QP 0x1a2 teardown: aborted error handler registration",
+        # beside another status's number: not its own
+        "Failed status fatal error (21) for wr_id 7",
+        # UCX's form, the words followed by more prose
+        "[node-07:4242:0:4242] rc_verbs_iface.c:67   Fatal: Send completion with error: fatal error in worker",
+        # a member's name or words inside a longer identifier or word
+        "mlx5_0: IBV_WC_GENERAL_ERR_COUNT=0 IBV_WC_FATAL_ERR_HANDLER installed",
+        "mlx5_0: counters reset, remote access errors=0 local length errors=0",
+    ],
+)
+def test_everyday_words_and_names_inside_longer_ones_are_no_status(line: str) -> None:
+    assert read_completion(split_prefixes(line).body) is None
+    assert only(feed([line]), "nccl.ib_completion_error") == []
+
+
+def test_a_numbered_row_needs_its_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    doc = {"completion_statuses": [{**GOOD_IBV, "numbered": True}], "async_events": [], "peer_statuses": []}
+    with pytest.raises(CatalogTableError, match=r"completion_statuses\[0\]: `numbered` words need `texts`"):
+        _build_with(monkeypatch, doc)
+
+
 # ---------------------------------------------------------------- adapter async events
 
 
@@ -240,6 +302,26 @@ def test_a_port_or_adapter_going_away_is_the_link_going_down(line: str, iface: s
     ],
 )
 def test_other_async_events(line: str, kind: str | None) -> None:
+    assert [e.kind for e in feed([line])] == ([kind] if kind else [])
+    assert claimed([line]) == [True]
+
+
+_ASYNC_KIND = {"link_down": "net.link", "device_fatal": "net.link", "queue_error": "nccl.error", "info": None}
+
+
+# Every adapter event by ibv_event_type_str()'s words (rdma-core libibverbs/enum_strs.c), in UCX's line (synthetic,
+# openucx/ucx src/uct/ib/base/ib_device.c uct_ib_handle_async_event: `IB Async event on %s: %s`, then the port or
+# the queue it was on) and NCCL 2.28's (synthetic, src/transport/net_ib/common.cc: `%s:%d Got non-fatal async
+# event: %s(%d)`).
+@pytest.mark.parametrize(("text", "code", "means"),
+                         [(e.text, e.code, e.means) for e in transport_table().async_events])
+@pytest.mark.parametrize("form", [
+    "[node-1:4242:0:4242] ib_device.c:530 UCX DIAG IB Async event on mlx5_2: {t} on port 1",
+    "node-1:100:200 [0] transport/net_ib/common.cc:179 NCCL WARN NET/IB : mlx5_2:1 Got non-fatal async event: {t}({n})",
+])
+def test_every_async_event_is_read_by_its_words(form: str, text: str, code: int, means: str) -> None:
+    line = form.format(t=text, n=code)
+    kind = _ASYNC_KIND[means]
     assert [e.kind for e in feed([line])] == ([kind] if kind else [])
     assert claimed([line]) == [True]
 
@@ -316,6 +398,29 @@ def test_ucxs_socket_layer_and_open_mpis_ucx_pml_name_a_peer_that_did_not_answer
 )
 def test_near_miss_socket_words_outside_ucx_are_not_ucxs(line: str) -> None:
     assert [e for e in feed([line]) if e.fields.get("stack") == "ucx"] == []
+
+
+# Every PMIx peer status by each of its spellings (synthetic, after PMIX_ERROR_LOG's `[host:pid] PMIX ERROR: %s in file
+# %s at line %d`).
+@pytest.mark.parametrize(("text", "name"), [(t, r.name) for r in transport_table().peers
+                                            if r.stack == "pmix" and r.means != "none"
+                                            for t in r.texts])
+def test_every_pmix_peer_status_is_a_remote_error(text: str, name: str) -> None:
+    [e] = only(feed([f"[node-02:01234] {text} in file server/pmix_server.c at line 2257"]), "nccl.remote_error")
+    assert e.fields["host"] == "node-02"
+    assert e.fields["peer_status"] == name
+
+
+@pytest.mark.parametrize("line", [
+    # a PMIx status of no peer's (synthetic, PMIX_ERROR_LOG's form): a bad parameter
+    "[node-02:01234] PMIX ERROR: BAD-PARAM in file client/pmix_client.c at line 225",
+    # the words in prose, no PMIx record (synthetic)
+    "the scheduler retried: node-down events are handled by the operator",
+    # PMIx's own event name inside a longer one (synthetic)
+    "[node-02:01234] PMIX ERROR: PROC-ABORTING in file x.c at line 1",
+])
+def test_pmix_statuses_of_no_peer_are_not_read(line: str) -> None:
+    assert only(feed([line]), "nccl.remote_error") == []
 
 
 def test_mpich_names_the_rank_it_lost() -> None:
@@ -1030,6 +1135,26 @@ def test_the_error_stacks_class_is_read_by_its_words() -> None:
                               "Abort(1091983) (rank 0 in comm 0): Fatal error in PMPI_Init: Other MPI error, error "
                               "stack:")[:5] == ("MPI_Init", "MPI_ERR_OTHER", 0, "frontier08676", False)
     assert launcher.mpi_fatal("a fatal error in the MPI layer") is None
+
+
+@pytest.mark.parametrize("row", tables.mpich_classes(), ids=lambda r: r.name)
+def test_every_mpi_class_is_read_by_mpichs_words_and_open_mpis_name(row: tables.MpichErrorClass) -> None:
+    # synthetic, after MPICH's error stack's first line (src/mpi/errhan/errutil.c: `Fatal error in %s: %s, error
+    # stack:`, the class's errnames.txt words) and Open MPI's fatal handler (ompi/errhandler/errhandler_predefined.c:
+    # `*** %s: %s`, the class's name and MPI_Error_string's words)
+    read = launcher.mpi_fatal(f"Abort(1) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Win_lock: {row.text}, "
+                              "error stack:")
+    assert read is not None and (read.mpi_class, read.argument) == (row.name, row.whose == "program")
+    kinds = [e.kind for e in feed(["[n1:01234] *** An error occurred in MPI_Win_lock",
+                                   f"[n1:01234] *** {row.name}: some words of its own"])]
+    assert ("app.exception" in kinds) == (row.whose == "program")
+
+
+def test_a_class_whose_words_begin_anothers_is_read_whole() -> None:
+    read = launcher.mpi_fatal("Fatal error in PMPI_Info_set: Invalid MPI_Info value , error stack:")
+    assert read is not None and read.mpi_class == "MPI_ERR_INFO_VALUE"
+    # near miss: the words in prose, no error stack's first line (synthetic)
+    assert launcher.mpi_fatal("note: Invalid topology given to the mesh builder; using the default") is None
 
 
 def test_cray_mpichs_header_names_the_rank_and_node_of_the_stack() -> None:

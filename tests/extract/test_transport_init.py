@@ -9,6 +9,9 @@ tests/wild.
 from __future__ import annotations
 
 import copy
+from typing import Any
+
+import pytest
 
 from firstfault.analysis.analyze import Analyzer
 from tests.conftest import WORKLOAD, BundleMaker
@@ -200,6 +203,25 @@ def test_the_ucx_status_table_is_ucxs_enum() -> None:
     rows = {r.name: r for r in ucx_statuses()}
     assert rows["UCS_ERR_NO_DEVICE"].code == -14 and rows["UCS_ERR_ENDPOINT_TIMEOUT"].code == -80
     assert {r.side for r in rows.values()} == {"setup", "platform", "none"}
+
+
+def _ucx_rows() -> list[Any]:
+    from firstfault.catalog.tables import ucx_statuses
+    return list(ucx_statuses())
+
+
+@pytest.mark.parametrize("row", _ucx_rows(), ids=lambda r: r.name)
+def test_every_ucx_status_is_read_by_ucs_status_strings_words(row: Any) -> None:
+    """Each member of ucs_status_t by ucs_status_string()'s words in the worker's line: a `setup` or `platform` one is
+    the event with its errno, any other none here (a peer's status is a peer's symptom: `peer_statuses`)."""
+    events = [e for e in helpers.events([IFACE.format(tl="rc_mlx5", why=row.text), OMPI_NO_WORKER])
+              if e.kind != "nccl.remote_error"]
+    if row.side == "none":
+        assert events == []
+    else:
+        (e,) = events
+        assert (e.kind, e.fields["status_name"], e.fields["errno"], bool(e.fields.get("setup"))) == (
+            "nccl.error", row.name, row.errno, row.side == "setup")
 
 
 def test_a_transport_the_nodes_rdma_stack_does_not_give_is_the_platform(make_bundle: BundleMaker) -> None:

@@ -937,6 +937,7 @@ class CompletionStatus(_Row, frozen=True):
     wc_class: IbWcClass | None = records.field(default=None, name="class")
     same_as: Annotated[int, Meta(ge=0)] | None = None  # the ibv status this one reports (mlx5 syndromes)
     texts: tuple[str, ...] = ()  # the stack's words for it (extract/verbs.py)
+    numbered: bool = False  # its words are everyday ones: read only beside the status's own number
 
 class AsyncEvent(_Row, frozen=True):
     """An RDMA adapter's asynchronous event (enum ibv_event_type) and the words ibv_event_type_str() gives it."""
@@ -1011,6 +1012,8 @@ def transport_table() -> TransportTable:
         seen.add((row.stack, row.code))
         if (row.same_as is None) == (row.wc_class is None):
             raise CatalogTableError(f"{where}: give exactly one of `class` and `same_as`")
+        if row.numbered and not row.texts:
+            raise CatalogTableError(f"{where}: `numbered` words need `texts`")
         if row.stack == "ibv":
             if row.same_as is not None:
                 raise CatalogTableError(f"{where}: an ibv row is the reference, it has no `same_as`")

@@ -8,10 +8,11 @@ ended, in a launcher's or a framework's own words (torchrun's `worker group succ
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
 from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import mpich_classes
+from firstfault.catalog.tables import MpichErrorClass, mpich_classes
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import by_whom, exit_reading, signal_of_text
 from firstfault.extract.prefix import split_prefixes
@@ -243,6 +244,13 @@ class MpiFatal(NamedTuple):
     said: str = ""  # the words after the call's name (`Invalid count, error stack:`)
 
 
+@lru_cache(maxsize=1)
+def _classes_longest_first() -> tuple[MpichErrorClass, ...]:
+    """MPICH's classes, the longest words first: a class's words may begin another's (`Invalid MPI_Info` and
+    `Invalid MPI_Info value`)."""
+    return tuple(sorted(mpich_classes(), key=lambda c: -len(c.text)))
+
+
 def mpi_fatal(body: str) -> MpiFatal | None:
     """The MPI call an MPICH-family error stack's first line says failed and the error class it names, with the
     rank and node of Cray MPICH's header, if the line is one (`Fatal error in PMPI_Init_thread: Other MPI error,
@@ -256,7 +264,7 @@ def mpi_fatal(body: str) -> MpiFatal | None:
     call = "MPI_" + call.split("_", 1)[1] if not call.startswith(("MPI_", "MPIR_")) else call
     rest = body[m.end():]
     said = rest[1:].lstrip() if rest.startswith(":") else ""
-    row = next((c for c in mpich_classes() if said.startswith(c.text)), None)
+    row = next((c for c in _classes_longest_first() if said.startswith(c.text)), None)
     cray = _CRAY_HEAD.search(body)
     return MpiFatal(call, row.name if row else None, int(cray.group("rank")) if cray else None,
                     cray.group("host") if cray else None, row is not None and row.argument, said)

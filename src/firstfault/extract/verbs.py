@@ -66,6 +66,12 @@ _VERBS_CONTEXT = re.compile(
 # transport retry counter exceeded (12) for wr_id 2` (rdma-core libibverbs/examples/rc_pingpong.c parse_single_wc, and
 # the other pingpong examples: `"Failed status %s (%d) for wr_id %d\n", ibv_wc_status_str(...)`; linux-rdma/opensm#38).
 _WR_ID: Final = " for wr_id "
+# UCX's verbs transports reporting a failed completion by ibv_wc_status_str()'s words, to the line's end or before
+# the work request's details (openucx/ucx src/uct/ib/rc/verbs/rc_verbs_iface.c `send completion with error: %s`,
+# later `... %s [qpn 0x%x wrid 0x%lx vendor_err 0x%x]`; ud_verbs and uct/ib/base/ib_iface.h `Receive completion
+# with error: %s`): where the words stand alone between those, even the everyday ones (`numbered`) are the status.
+_WITH_ERROR_WORD: Final = "ompletion with error: "
+_WITH_ERROR = re.compile(r"ompletion with error: (?P<text>[A-Za-z][A-Za-z ]{2,60}?) ?(?:\[|$)")
 # ... and a line of the EFA provider (libfabric's `libfabric:PID:EPOCH::efa:cq:...` header, its `fi_addr_efa://`
 # addresses, `prov_errno`) or of the OFI plugin NCCL loads for it.
 _EFA_CONTEXT = re.compile(r"(?i:\befa\b)|fi_addr_efa|\bprov_errno\b|NET/OFI")
@@ -161,6 +167,22 @@ _UCX_ASYNC = re.compile(
 )
 
 
+def _whole(word: str, body: str) -> bool:
+    """Whether `word` stands in `body` as a whole, no letter, digit or `_` against either end: a status's name or
+    words, not part of a longer identifier (`IBV_WC_GENERAL_ERR_COUNT`) or word (`remote access errors`)."""
+    at = body.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if (at == 0 or not _word_char(body[at - 1])) and (end == len(body) or not _word_char(body[end])):
+            return True
+        at = body.find(word, at + 1)
+    return False
+
+
+def _word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
 def _number(text: str) -> int:
     return int(text, 16) if text.lower().startswith("0x") else int(text)
 
@@ -176,9 +198,24 @@ def _completion_words() -> tuple[tuple[str, CompletionStatus], ...]:
     for row in transport_table().completions:
         if row.stack == "ibv":
             out.append((row.name, row))
-        if row.stack in ("ibv", "mlx5"):
+        if row.stack in ("ibv", "mlx5") and not row.numbered:
             out.extend((t, row) for t in row.texts)
     return tuple(sorted(out, key=lambda w: (-len(w[0]), w[0])))
+
+
+@lru_cache(maxsize=1)
+def _numbered_words() -> tuple[tuple[str, CompletionStatus], ...]:
+    """(`words (N)`, row) for the ibv statuses whose words are everyday ones (`numbered`: `fatal error (19)`), read
+    only beside their own number: a program's `Failed status %s (%d)`, a provider's `prov_err: %s (%d)`."""
+    return tuple((f"{t} ({row.code})", row) for row in transport_table().completions
+                 if row.stack == "ibv" and row.numbered for t in row.texts)
+
+
+def _numbered_literals() -> frozenset[str]:
+    """The prefilter words of the `numbered` statuses: their words with the number after (`fatal error (19)`) or
+    before them (`status=19(fatal error)`), never the everyday words alone."""
+    rows = [row for row in transport_table().completions if row.stack == "ibv" and row.numbered]
+    return frozenset({w for w, _ in _numbered_words()} | {f"({t})" for row in rows for t in row.texts})
 
 
 @lru_cache(maxsize=1)
@@ -245,6 +282,7 @@ def verbs_literals() -> tuple[str, ...]:
     """The prefilter words of the completion reader: every wording the table holds for it, and UCX's async
     event (so the two never drift apart)."""
     words = {w for w, _ in _completion_words()} | {w for w, _ in _efa_words()} | {_OFI_POLL_WORD}
+    words |= _numbered_literals() | {_WITH_ERROR_WORD}
     # the EFA provider's own lines, which may give the status by its number only (`err: 5, message: ... (7)`),
     # and its abort report's two lines
     return tuple(sorted(words | {"IB Async event on ", "::efa:", "prov_errno", "EFA internal error: (",
@@ -316,7 +354,12 @@ def read_completion(body: str, ucx: bool = False) -> dict[str, FieldValue] | Non
         synd = _SYNDROME.search(body)
         row = _by_code().get(("mlx5", _number(synd.group("s")))) if synd else None
         if row is None:
-            row = next((r for w, r in _completion_words() if w in body), None)
+            row = next((r for w, r in _completion_words() if w in body and _whole(w, body)), None)
+        if row is None and "(" in body:
+            row = next((r for w, r in _numbered_words() if w in body and _whole(w, body)), None)
+        if row is None and _WITH_ERROR_WORD in body and (said := _WITH_ERROR.search(body)) is not None:
+            text = said.group("text")
+            row = next((r for r in transport_table().completions if r.stack == "ibv" and text in r.texts), None)
         if row is not None:
             fields = _fields(row, "ucx" if row.stack == "mlx5" else "verbs")
             if synd:
