@@ -546,7 +546,8 @@ class SmiQueryRow(_Row, frozen=True):
     """A `key : value` line of nvidia-smi -q's memory sections and the Xid-like class it stands for
     (catalog/accel.yaml `nvidia_smi_query`)."""
 
-    section: Literal["ECC Errors", "Retired Pages", "Remapped Rows", "Fabric"]
+    section: Literal["ECC Errors", "Retired Pages", "Remapped Rows", "Fabric", "Clocks Event Reasons",
+                     "Clocks Throttle Reasons"]
     key: Annotated[str, Meta(min_length=4)]  # the line's key, or the start of it
     when: Literal["yes", "nonzero", "equals"]
     accel_class: AccelClass = records.field(name="class")
