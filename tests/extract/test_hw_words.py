@@ -67,3 +67,72 @@ def test_the_slowdown_and_its_kind_both_active() -> None:
 ])
 def test_near_miss_clocks_that_name_no_hardware_slowdown(lines: list[str]) -> None:
     assert smi(lines) == []
+
+
+# ---------------------------------------------------------------- PCIe AER and DPC (catalog/platform.yaml
+# `pcie_error_words`; the line forms drivers/pci/pcie/aer.c aer_print_error and dpc.c dpc_process_error print)
+
+from firstfault.catalog.tables import pcie_error_words  # noqa: E402
+
+
+def aer(lines: list[str], source: str = "kernel") -> list[tuple[str, object]]:
+    return [(str(e.fields["severity"]), e.fields.get("bdf")) for e in helpers.events(lines, source)
+            if e.kind == "pcie.aer"]
+
+
+_AER_ROWS = [w for w in pcie_error_words() if w.printer == "aer"]
+_DPC_ROWS = [w for w in pcie_error_words() if w.printer == "dpc"]
+
+
+@pytest.mark.parametrize("word", _AER_ROWS, ids=lambda w: w.text)
+@pytest.mark.parametrize("form", [
+    # 4.19 on: the AER tag (domain-facts' `pcieport 0000:00:1c.5: AER: PCIe Bus Error: severity=Corrected, ...`)
+    "[ 512.112233] pcieport 0000:00:01.0: AER: PCIe Bus Error: severity={w}, type=Transaction Layer, (Requester ID)",
+    # before 4.19: no tag, the requester's id after the type
+    "kernel: pcieport 0000:00:03.0: PCIe Bus Error: severity={w}, type=Physical Layer, id=0018(Receiver ID)",
+    # the GPU's own function reporting it, with its driver's name
+    "nvidia 0000:3b:00.0: AER: PCIe Bus Error: severity={w}, type=Data Link Layer, (Transmitter ID)",
+    # posted without the device (a forum excerpt)
+    "PCIe Bus Error: severity={w}, type=Transaction Layer, (Completer ID)",
+])
+def test_every_aer_severity_word_in_every_form(word: object, form: str) -> None:
+    from firstfault.catalog.tables import PcieErrorWord
+    assert isinstance(word, PcieErrorWord)
+    got = aer([form.format(w=word.text)])
+    assert [sev for sev, _ in got] == [word.severity]
+
+
+@pytest.mark.parametrize("word", [w for w in _DPC_ROWS if w.severity != "none"], ids=lambda w: w.text)
+def test_every_dpc_reason_that_names_an_error(word: object) -> None:
+    from firstfault.catalog.tables import PcieErrorWord
+    assert isinstance(word, PcieErrorWord)
+    # until the containment line took the reason: `%s detected` on its own line after it
+    assert aer([f"pcieport 0000:00:03.1: DPC: {word.text} detected"]) == [(word.severity, "0000:00:03.1")]
+    # later kernels: one line
+    assert aer([f"pcieport 0000:00:03.1: DPC: containment event, status:0x0009: {word.text} detected"]) == [
+        (word.severity, "0000:00:03.1")]
+
+
+def test_dpc_names_the_device_an_error_message_came_from() -> None:
+    assert aer(["pcieport 0000:00:03.1: DPC: containment event, status:0x1f05, ERR_FATAL received from "
+                "0000:3b:00.0"]) == [("uncorrected_fatal", "0000:3b:00.0")]
+
+
+@pytest.mark.parametrize("line", [
+    # a containment a program asked for, and a reason the spec reserves
+    "pcieport 0000:00:03.1: DPC: software trigger detected",
+    "pcieport 0000:00:03.1: DPC: reserved error detected",
+    # the event line of older kernels names no reason (its reason line after it does)
+    "pcieport 0000:00:03.1: DPC: containment event, status:0x1f01 source:0x0000",
+    # DPC's set-up at boot
+    "pcieport 0000:00:03.1: DPC: error containment capabilities: Int Msg #0, RPExt+ PoisonedTLP+ SwTrigger+ "
+    "RP PIO Log 4, DL_ActiveErr+",
+    # the AER words inside prose, and an error bit's name on the report's detail line
+    "note: a PCIe Bus Error with severity Uncorrected (Fatal) would take the link down",
+    "pcieport 0000:00:01.0: AER:    [14] CmpltTO                (First)",
+    "pcieport 0000:00:01.0:    [12] Timeout               ",
+    # the header announcing a report: the same report as its severity line
+    "pcieport 0000:00:01.0: AER: Uncorrected (Fatal) error received: 0000:01:00.0",
+])
+def test_near_miss_pcie_lines_that_report_no_error_of_their_own(line: str) -> None:
+    assert aer([line]) == []

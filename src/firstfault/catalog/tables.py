@@ -1347,6 +1347,23 @@ def kernel_faults() -> tuple[KernelFault, ...]:
     return tuple(item for _, item in _rows("platform.yaml", "kernel_faults", KernelFault))
 
 
+class PcieErrorWord(_Row, kw_only=True, frozen=True):
+    """The kernel's words for a PCIe error's severity (catalog/platform.yaml `pcie_error_words`): AER's `severity=`
+    word, DPC's trigger reason; `none`: a word that names no error of the link (a containment a program asked for)."""
+
+    text: Annotated[str, Meta(min_length=5)]  # as printed, case and all
+    printer: Literal["aer", "dpc"]
+    severity: IpmiSeverity | Literal["none"]
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def pcie_error_words() -> tuple[PcieErrorWord, ...]:
+    """The kernel's AER severity words and DPC trigger reasons, in the table's order (catalog/platform.yaml)."""
+    return tuple(item for _, item in _rows("platform.yaml", "pcie_error_words", PcieErrorWord))
+
+
 class IpmiBusEvent(_Row, frozen=True):
     text: Annotated[str, Meta(min_length=3)]
     severity: IpmiSeverity
