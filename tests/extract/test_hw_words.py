@@ -136,3 +136,42 @@ def test_dpc_names_the_device_an_error_message_came_from() -> None:
 ])
 def test_near_miss_pcie_lines_that_report_no_error_of_their_own(line: str) -> None:
     assert aer([line]) == []
+
+
+# ---------------------------------------------------------------- the PCI core: a GPU's function gone when powered up
+# (drivers/pci/pci.c pci_power_up, under the bound driver's name; catalog/accel.yaml's `d0_inaccessible` rows)
+
+from firstfault.catalog.tables import accel_table  # noqa: E402
+
+_D0_AFTERS = [row.after for _v, _d, rows in accel_table().families for row in rows if row.reason == "d0_inaccessible"]
+
+
+def lost(lines: list[str]) -> list[tuple[str, str]]:
+    return [(str(e.fields["accel_class"]), str(e.fields["reason"])) for e in helpers.events(lines, "kernel")
+            if e.kind == "gpu.accel_error"]
+
+
+@pytest.mark.parametrize("after", _D0_AFTERS)
+@pytest.mark.parametrize("form", [
+    # 5.19 on (the power state it left named)
+    "[ 8123.456789] {a}0000:0a:00.0: Unable to change power state from D3cold to D0, device inaccessible",
+    "kernel: {a}0000:3b:00.0: Unable to change power state from D3hot to D0, device inaccessible",
+    # 5.x
+    "{a}0000:3b:00.0: Unable to change power state to D0, device inaccessible",
+])
+def test_every_gpu_drivers_function_gone_when_powered_up(after: str, form: str) -> None:
+    assert lost([form.format(a=after)]) == [("fallen_off_bus", "d0_inaccessible")]
+
+
+@pytest.mark.parametrize("line", [
+    # herro.me's Proxmox incident (the device a VM was given: the line does not say it is a GPU)
+    "vfio-pci 0000:0a:00.0: Unable to change power state from D3cold to D0, device inaccessible",
+    # another driver's device, a bridge, and the GPU's own audio function
+    "nvme 0000:01:00.0: Unable to change power state from D3cold to D0, device inaccessible",
+    "pcieport 0000:00:01.1: Unable to change power state from D3cold to D0, device inaccessible",
+    "snd_hda_intel 0000:01:00.1: Unable to change power state from D3cold to D0, device inaccessible",
+    # the words in prose
+    "nvidia driver note: the device inaccessible state is cleared after a reboot",
+])
+def test_near_miss_a_function_gone_that_is_no_gpus(line: str) -> None:
+    assert lost([line]) == []

@@ -739,6 +739,7 @@ _ACCEL_FAMILIES: tuple[tuple[str, str, str], ...] = (
     ("i915_messages", "intel", "i915"),
     ("xe_messages", "intel", "xe"),
     ("dcgm_errors", "nvidia", "dcgm"),  # derived from DCGM's codes by number (dcgm_lines)
+    ("nvidia_pci_messages", "nvidia", "nvidia"),
     ("gpu_burn_results", "nvidia", "gpu-burn"),
     ("cuda_memtest_results", "nvidia", "cuda_memtest"),
     ("amd_smi_counts", "amd", "amd-smi"),
@@ -755,13 +756,14 @@ def accel_table() -> AccelTable:
     families = []
     for key, vendor, driver in _ACCEL_FAMILIES:
         rows: list[AccelMessage] = []
-        seen: set[tuple[str, tuple[str, ...]]] = set()
+        # a row is its words and its printer's (the same words under two drivers' names are two rows)
+        seen: set[tuple[str, tuple[str, ...], str | None]] = set()
         items = (((f"catalog/accel.yaml: {key}: code {r.code}", r) for r in dcgm_lines()) if key == "dcgm_errors" else
                  _rows("accel.yaml", key, AccelMessage))
         for where, item in items:
-            if (item.text, item.also) in seen:
+            if (item.text, item.also, item.after) in seen:
                 raise CatalogTableError(f"{where}: duplicate text {item.text!r}")
-            seen.add((item.text, item.also))
+            seen.add((item.text, item.also, item.after))
             rows.append(item)
         families.append((vendor, driver, tuple(rows)))
     blocks = _unique("accel.yaml", "amdgpu_ras_blocks", AccelBlock, "block")
