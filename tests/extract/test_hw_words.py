@@ -175,3 +175,36 @@ def test_every_gpu_drivers_function_gone_when_powered_up(after: str, form: str) 
 ])
 def test_near_miss_a_function_gone_that_is_no_gpus(line: str) -> None:
     assert lost([line]) == []
+
+
+# ---------------------------------------------------------------- the node's own disks (catalog/platform.yaml
+# `storage_clients` nvme and md, their `storage_words`)
+
+def disk(lines: list[str]) -> list[tuple[str, bool]]:
+    return [(str(e.fields["fs"]), bool(e.fields.get("transient"))) for e in helpers.events(lines, "kernel")
+            if e.kind == "storage.error"]
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    # domain-facts' NVMe lines (a posted node's dmesg), drivers/nvme/host/pci.c's forms
+    ("[ 9917.101] nvme nvme4: I/O tag 22 (2016) opcode 0x2 (Admin Cmd) QID 0 timeout, reset controller",
+     [("block", True)]),
+    ("nvme nvme0: I/O 512 QID 7 timeout, aborting", [("block", True)]),
+    ("nvme nvme1: controller is down; will reset: CSTS=0x3, PCI_STATUS=0x10", [("block", True)]),
+    ("nvme nvme1: Removing after probe failure status: -19", [("block", False)]),
+    ("md/raid0md0: Disk failure on nvme0n1p1 detected, failing array.", [("block", False)]),
+])
+def test_a_disk_under_the_job(line: str, expected: list[tuple[str, bool]]) -> None:
+    assert disk([line]) == expected
+
+
+@pytest.mark.parametrize("line", [
+    # a redundant array going on degraded
+    "md/raid1:md0: Disk failure on sdb1, disabling device.",
+    "md/raid1:md0: Operation continuing on 1 devices.",
+    # the words without the driver's tag (someone's note), and the driver's own boot notice
+    "a timeout, reset controller loop was seen on the old firmware",
+    "nvme nvme0: 32/0/0 default/read/poll queues",
+])
+def test_near_miss_disk_lines_that_fail_nothing(line: str) -> None:
+    assert disk([line]) == []
