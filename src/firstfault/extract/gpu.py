@@ -806,9 +806,10 @@ class SmiQueryExtractor:
     """nvidia-smi -q's memory sections read as one record per GPU: `Remapping Failure Occurred : Yes`, a remap
     `Pending : Yes` for uncorrectable errors, uncorrectable ECC counts since the driver loaded (`DRAM Uncorrectable`
     under `Volatile`) are the GPU's memory failing; the lifetime counts, corrected counts and pages pending retirement
-    are `memory_info`. Its `Fabric` health and its clocks' reasons (`HW Thermal Slowdown : Active`) the same way. A `key : value` line counts under the section, scope and bit-kind headers seen last above it in
-    the stream (its lines reach a few lines below the section's header, and no further than the next `GPU ...` line:
-    the lines reach an extractor without their indentation), the rows catalog/accel.yaml's `nvidia_smi_query`; a GPU
+    are `memory_info`. Its `Fabric` health and its clocks' reasons (`HW Thermal Slowdown : Active`) the same way. A
+    `key : value` line counts under the section, scope and bit-kind headers seen last above it in the stream (its
+    lines reach a few lines below the section's header, and no further than the next `GPU ...` line: the lines reach
+    an extractor without their indentation), the rows catalog/accel.yaml's `nvidia_smi_query`; a GPU
     is reported once per stream and reason."""
 
     name = "gpu.smi_query"

@@ -161,7 +161,7 @@ class NetLinkExtractor:
 def _pcie_words(printer: str) -> tuple[dict[str, str], str]:
     """The kernel's words of one printer (catalog/platform.yaml `pcie_error_words`) -> severity, and their
     alternation (the longest word where several start: `Correctable` over `Corrected`'s stem)."""
-    rows = {w.text: w.severity for w in pcie_error_words() if w.printer == printer}
+    rows: dict[str, str] = {w.text: w.severity for w in pcie_error_words() if w.printer == printer}
     return rows, re.alternation(rows)
 
 
