@@ -50,7 +50,7 @@ def test_every_family_loads_with_its_vendor_and_each_row_cites_its_source() -> N
     t = accel_table()
     assert [(v, d) for v, d, _ in t.families] == [
         ("amd", "amdgpu"), ("amd", "rocr"), ("intel", "habanalabs"), ("intel", "i915"), ("intel", "xe"),
-        ("nvidia", "dcgm"), ("nvidia", "gpu-burn"), ("nvidia", "cuda_memtest"), ("amd", "amd-smi"),
+        ("nvidia", "dcgm"), ("nvidia", "nvidia"), ("nvidia", "gpu-burn"), ("nvidia", "cuda_memtest"), ("amd", "amd-smi"),
         ("aws", "neuron"), ("huawei", "cann"), ("tenstorrent", "tt-umd")]
     for _v, _d, rows in t.families:
         assert rows and all(r.printed_by for r in rows)

@@ -550,7 +550,8 @@ class SmiQueryRow(_Row, frozen=True):
     """A `key : value` line of nvidia-smi -q's memory sections and the Xid-like class it stands for
     (catalog/accel.yaml `nvidia_smi_query`)."""
 
-    section: Literal["ECC Errors", "Retired Pages", "Remapped Rows", "Fabric"]
+    section: Literal["ECC Errors", "Retired Pages", "Remapped Rows", "Fabric", "Clocks Event Reasons",
+                     "Clocks Throttle Reasons"]
     key: Annotated[str, Meta(min_length=4)]  # the line's key, or the start of it
     when: Literal["yes", "nonzero", "equals"]
     accel_class: AccelClass = records.field(name="class")
@@ -742,6 +743,7 @@ _ACCEL_FAMILIES: tuple[tuple[str, str, str], ...] = (
     ("i915_messages", "intel", "i915"),
     ("xe_messages", "intel", "xe"),
     ("dcgm_errors", "nvidia", "dcgm"),  # derived from DCGM's codes by number (dcgm_lines)
+    ("nvidia_pci_messages", "nvidia", "nvidia"),
     ("gpu_burn_results", "nvidia", "gpu-burn"),
     ("cuda_memtest_results", "nvidia", "cuda_memtest"),
     ("amd_smi_counts", "amd", "amd-smi"),
@@ -758,13 +760,14 @@ def accel_table() -> AccelTable:
     families = []
     for key, vendor, driver in _ACCEL_FAMILIES:
         rows: list[AccelMessage] = []
-        seen: set[tuple[str, tuple[str, ...]]] = set()
+        # a row is its words and its printer's (the same words under two drivers' names are two rows)
+        seen: set[tuple[str, tuple[str, ...], str | None]] = set()
         items = (((f"catalog/accel.yaml: {key}: code {r.code}", r) for r in dcgm_lines()) if key == "dcgm_errors" else
                  _rows("accel.yaml", key, AccelMessage))
         for where, item in items:
-            if (item.text, item.also) in seen:
+            if (item.text, item.also, item.after) in seen:
                 raise CatalogTableError(f"{where}: duplicate text {item.text!r}")
-            seen.add((item.text, item.also))
+            seen.add((item.text, item.also, item.after))
             rows.append(item)
         families.append((vendor, driver, tuple(rows)))
     blocks = _unique("accel.yaml", "amdgpu_ras_blocks", AccelBlock, "block")
@@ -1351,6 +1354,23 @@ class KernelFault(_Row, frozen=True):
 def kernel_faults() -> tuple[KernelFault, ...]:
     """The kernel's failure words in the table's order: the first row that fits decides (catalog/platform.yaml)."""
     return tuple(item for _, item in _rows("platform.yaml", "kernel_faults", KernelFault))
+
+
+class PcieErrorWord(_Row, kw_only=True, frozen=True):
+    """The kernel's words for a PCIe error's severity (catalog/platform.yaml `pcie_error_words`): AER's `severity=`
+    word, DPC's trigger reason; `none`: a word that names no error of the link (a containment a program asked for)."""
+
+    text: Annotated[str, Meta(min_length=5)]  # as printed, case and all
+    printer: Literal["aer", "dpc"]
+    severity: IpmiSeverity | Literal["none"]
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def pcie_error_words() -> tuple[PcieErrorWord, ...]:
+    """The kernel's AER severity words and DPC trigger reasons, in the table's order (catalog/platform.yaml)."""
+    return tuple(item for _, item in _rows("platform.yaml", "pcie_error_words", PcieErrorWord))
 
 
 class IpmiBusEvent(_Row, frozen=True):

@@ -758,12 +758,17 @@ def _accel_cause(fields: dict[str, FieldValue], follows: bool, pci: str | None, 
 # nvidia-smi -q's memory sections (catalog/accel.yaml `nvidia_smi_query`)
 # --------------------------------------------------------------------------
 
-_SMI_SECTIONS: Final = ("ECC Errors", "Retired Pages", "Remapped Rows", "Fabric")
+# `Clocks Event Reasons` (drivers before 535: `Clocks Throttle Reasons`) is why the GPU's clocks are held down now;
+# `Clocks Event Reasons Counters` (newer drivers: microseconds each reason held since the driver loaded) is a section of
+# its own that no row reads, so that its keys (`HW Thermal Slowdown : 0 us`) never count under the section above it
+_SMI_SECTIONS: Final = ("ECC Errors", "Retired Pages", "Remapped Rows", "Fabric", "Clocks Event Reasons",
+                        "Clocks Throttle Reasons", "Clocks Event Reasons Counters")
 _SMI_SCOPES: Final = ("Volatile", "Aggregate")
 _SMI_BITS: Final = ("Single Bit", "Double Bit")
 # how far a section's lines reach below its header: the old ECC Errors block (Volatile and Aggregate, each with its
 # Single Bit and Double Bit lists of memories) is the longest
-_SMI_REACH: Final = {"ECC Errors": 40, "Retired Pages": 8, "Remapped Rows": 8, "Fabric": 14}
+_SMI_REACH: Final = {"ECC Errors": 40, "Retired Pages": 8, "Remapped Rows": 8, "Fabric": 14,
+                     "Clocks Event Reasons": 10, "Clocks Throttle Reasons": 10, "Clocks Event Reasons Counters": 6}
 _SMI_GPU = re.compile(r"^GPU (?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])$")
 _K_SMI = "gpu.smi"  # the headers seen in the stream: name -> lineno; "gpu" -> (lineno, pci)
 _K_SMI_VALS = "gpu.smi.vals"  # (section's lineno, {key: value}) of the block being read
@@ -801,9 +806,10 @@ class SmiQueryExtractor:
     """nvidia-smi -q's memory sections read as one record per GPU: `Remapping Failure Occurred : Yes`, a remap
     `Pending : Yes` for uncorrectable errors, uncorrectable ECC counts since the driver loaded (`DRAM Uncorrectable`
     under `Volatile`) are the GPU's memory failing; the lifetime counts, corrected counts and pages pending retirement
-    are `memory_info`. A `key : value` line counts under the section, scope and bit-kind headers seen last above it in
-    the stream (its lines reach a few lines below the section's header, and no further than the next `GPU ...` line:
-    the lines reach an extractor without their indentation), the rows catalog/accel.yaml's `nvidia_smi_query`; a GPU
+    are `memory_info`. Its `Fabric` health and its clocks' reasons (`HW Thermal Slowdown : Active`) the same way. A
+    `key : value` line counts under the section, scope and bit-kind headers seen last above it in the stream (its
+    lines reach a few lines below the section's header, and no further than the next `GPU ...` line: the lines reach
+    an extractor without their indentation), the rows catalog/accel.yaml's `nvidia_smi_query`; a GPU
     is reported once per stream and reason."""
 
     name = "gpu.smi_query"

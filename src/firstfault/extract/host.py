@@ -19,6 +19,7 @@ from firstfault.catalog.tables import (
     is_driver_library,
     kernel_faults,
     memory_error_words,
+    pcie_error_words,
     platform_program_of,
     storage_tables,
     storage_waits,
@@ -157,10 +158,21 @@ class NetLinkExtractor:
 # PCIe AER
 # --------------------------------------------------------------------------
 
-_AER = re.compile(
-    rf"(?:(?P<bdf>{_BDF}):? (?:AER: )?)?PCIe Bus Error: "
-    r"severity=(?P<sev>Corrected|Uncorrect\w* \((?:Non-Fatal|Fatal)\))"
-)
+def _pcie_words(printer: str) -> tuple[dict[str, str], str]:
+    """The kernel's words of one printer (catalog/platform.yaml `pcie_error_words`) -> severity, and their
+    alternation (the longest word where several start: `Correctable` over `Corrected`'s stem)."""
+    rows: dict[str, str] = {w.text: w.severity for w in pcie_error_words() if w.printer == printer}
+    return rows, re.alternation(rows)
+
+
+_AER_WORDS, _AER_ALT = _pcie_words("aer")
+_AER = re.compile(rf"(?:(?P<bdf>{_BDF}):? (?:AER: )?)?PCIe Bus Error: severity=(?P<sev>{_AER_ALT})")
+# DPC's trigger reason (drivers/pci/pcie/dpc.c dpc_process_error: `pcieport 0000:00:03.1: DPC: ERR_FATAL detected`;
+# later kernels on the containment line, `DPC: containment event, status:0x0009: unmasked uncorrectable error
+# detected`, `DPC: containment event, status:0x1f05, ERR_FATAL received from 0000:3b:00.0`). Bounded: linear.
+_DPC_WORDS, _DPC_ALT = _pcie_words("dpc")
+_DPC = re.compile(rf"(?:(?P<bdf>{_BDF}): )?DPC: (?:containment event, status:0x[0-9a-fA-F]{{1,8}}[:,] )?"
+                  rf"(?P<why>{_DPC_ALT}) (?:detected\b|received from (?P<src>{_BDF}))")
 
 
 # rasdaemon's record of the kernel's aer_event trace event (mchehab/rasdaemon ras-aer-handler.c: `aer_event: <level>
@@ -174,9 +186,8 @@ _RAS_AER_CTL = re.compile(rf"(?P<rbdf>{_BDF}) {_RAS_AER_TYPE} error: ")
 
 
 def _aer_severity(sev: str) -> str:
-    if sev == "Corrected":
-        return "corrected"
-    return "uncorrected_fatal" if sev.endswith("(Fatal)") else "uncorrected_nonfatal"
+    """The severity of AER's word (rasdaemon's and ras-mc-ctl's are the kernel's older words)."""
+    return _AER_WORDS[sev]
 
 
 class PcieAerExtractor:
@@ -190,11 +201,14 @@ class PcieAerExtractor:
         "pcie.aer": frozenset({"bdf", "detail", "severity"}),
     }
     sources: frozenset[str] = _KERNEL
-    literals: tuple[str, ...] = ("PCIe Bus Error", "aer_event: ", " Corrected error: ", "Fatal) error: ")
+    literals: tuple[str, ...] = ("PCIe Bus Error", "aer_event: ", " Corrected error: ", "Fatal) error: ", "DPC: ")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         m = _AER.search(line)
         if not m:
+            if "DPC: " in line:
+                yield from self._dpc(line, ctx)
+                return
             yield from self._rasdaemon(line)
             return
         severity = _aer_severity(m.group("sev"))
@@ -206,6 +220,23 @@ class PcieAerExtractor:
             fields={"severity": severity, "bdf": bdf, "detail": _clip(line[start:])},
             device=f"pci:{norm_pci(bdf)}" if bdf else None,
         )
+
+    @staticmethod
+    def _dpc(line: str, ctx: LineContext) -> Iterator[Draft]:
+        """DPC's trigger reason: the port took its link down for an uncorrectable error (the device below it, where
+        the line names it, else the port); a containment a program asked for is understood, and nothing."""
+        m = _DPC.search(line)
+        if m is None:
+            return
+        severity = _DPC_WORDS[m.group("why")]
+        if severity == "none":
+            ctx.claimed = True
+            return
+        raw = m.group("src") or m.group("bdf")
+        bdf = raw.lower() if raw else None
+        start = line.rfind(" ", 0, m.start("bdf") - 1) + 1 if m.group("bdf") else m.start()
+        yield Draft(kind="pcie.aer", fields={"severity": severity, "bdf": bdf, "detail": _clip(line[start:])},
+                    device=f"pci:{norm_pci(bdf)}" if bdf else None)
 
     @staticmethod
     def _rasdaemon(line: str) -> Iterator[Draft]:
