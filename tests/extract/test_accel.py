@@ -50,8 +50,8 @@ def test_every_family_loads_with_its_vendor_and_each_row_cites_its_source() -> N
     t = accel_table()
     assert [(v, d) for v, d, _ in t.families] == [
         ("amd", "amdgpu"), ("amd", "rocr"), ("intel", "habanalabs"), ("intel", "i915"), ("intel", "xe"),
-        ("nvidia", "dcgm"), ("nvidia", "nvidia"), ("nvidia", "gpu-burn"), ("nvidia", "cuda_memtest"), ("amd", "amd-smi"),
-        ("aws", "neuron"), ("huawei", "cann"), ("tenstorrent", "tt-umd")]
+        ("nvidia", "dcgm"), ("nvidia", "nvidia"), ("nvidia", "gpu-burn"), ("nvidia", "cuda_memtest"),
+        ("amd", "amd-smi"), ("aws", "neuron"), ("huawei", "cann"), ("tenstorrent", "tt-umd")]
     for _v, _d, rows in t.families:
         assert rows and all(r.printed_by for r in rows)
     assert {b.block: b.accel_class for b in t.ras_blocks}["xgmi_wafl"] == "link"
