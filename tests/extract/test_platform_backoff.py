@@ -269,8 +269,7 @@ def nvml(line: str) -> list[tuple[object, object]]:
     ("I0402 12:47:47.247350       1 factory.go:104] Detected non-NVML platform: could not load NVML library: "
      "libnvidia-ml.so.1: cannot open shared object file: No such file or directory",
      ("driver", "NVML_ERROR_LIBRARY_NOT_FOUND")),
-    ("I1204 10:04:59.000000       1 main.go:416] No devices found. Waiting indefinitely.",
-     ("no_devices", "NVIDIA_SMI_NO_DEVICES")),
+    # (its `No devices found. Waiting indefinitely.` decides nothing: tests/extract/test_node_programs.py)
     # NVIDIA/gpu-driver-container ubuntu22.04/nvidia-driver _resolve_kernel_version (the driver container's log)
     ("Could not resolve Linux kernel version", ("driver", "DRIVER_CONTAINER_NO_KERNEL")),
     # ROCm/k8s-device-plugin internal/pkg/amdgpu/amdgpu.go GetAMDGPUs (glog's prefix)
