@@ -73,6 +73,7 @@ from firstfault.catalog.vocab import (
     SchedReasonName,
     SchedulerName,
     SlurmSide,
+    StallReading,
     StorageWordClass,
     StoreCause,
     StoreSide,
@@ -2344,6 +2345,34 @@ def end_reports() -> tuple[EndReport, ...]:
     """catalog/ends.yaml: the lines that say how a run ended, in table order."""
     rows: list[EndReport] = []
     for where, row in _rows("ends.yaml", "ends", EndReport):
+        if any(r.literal == row.literal for r in rows):
+            raise CatalogTableError(f"{where}: duplicate literal {row.literal!r}")
+        rows.append(row)
+    return tuple(rows)
+
+
+class StallReport(_Row, frozen=True):
+    detector: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9\-]*$")]  # who prints it: horovod, coordination-service
+    literal: Annotated[str, Meta(min_length=6)]  # words every such line holds: the prefilter word and the gate
+    pattern: Text  # searched in the line's body where the literal is; `missing`, `seconds` groups where it names them
+    reading: StallReading
+
+    def __post_init__(self) -> None:
+        try:
+            check_regex(self.pattern)
+        except ValueError as exc:
+            raise ValueError(f"pattern: {exc}") from None
+        groups = set(re.compile(self.pattern).groupindex)
+        if groups - {"missing", "seconds", "what"}:
+            raise ValueError(f"pattern: unknown groups {sorted(groups - {'missing', 'seconds', 'what'})}")
+
+
+@lru_cache(maxsize=1)
+@_kept("ends.yaml")
+def stall_reports() -> tuple[StallReport, ...]:
+    """catalog/ends.yaml `stalls`: the stall and hang detectors' own messages, in table order."""
+    rows: list[StallReport] = []
+    for where, row in _rows("ends.yaml", "stalls", StallReport):
         if any(r.literal == row.literal for r in rows):
             raise CatalogTableError(f"{where}: duplicate literal {row.literal!r}")
         rows.append(row)

@@ -161,6 +161,9 @@ EndKeyRole = Literal["reason", "message", "flag", "code"]
 # while a process exits).
 EndOutcome = Literal["succeeded", "failed", "stopped", "restart", "code"]
 EndScope = Literal["job", "process", "stage", "exit"]
+# What a stall or hang detector's message says (catalog/ends.yaml `stalls`): the run did not progress, or a wait
+# it prints at healthy starts too.
+StallReading = Literal["stall", "wait"]
 # How a printer's exit number reads (catalog/exits.yaml): an exit value with the shell's 128+N, Python's -N too, a
 # raw wait status, either of the first and the third (by whether the process exited), a signal's number, the
 # batch system's 256+N, or the program's own code with no signal in it.

@@ -17,7 +17,11 @@ read by extract/nccl.py; this module reads the other reports a hang leaves:
   reduced, gathered or broadcasted by subset of ranks and are waiting for
   remainder of ranks for more than 60 seconds` (horovod.stall; the ranks it
   names come on the lines after it, which hold none of the words of a report;
-  a posted copy may wrap the line before its seconds).
+  a posted copy may wrap the line before its seconds);
+- the other detectors' stall reports, catalog/ends.yaml `stalls` rows `stall` (extract/stalls.py): Horovod's
+  shutdown after HOROVOD_STALL_SHUTDOWN_TIME_SECONDS and its launcher's `Timed out waiting for tasks to start`,
+  the TensorFlow / XLA coordination service's heartbeat timeouts, TensorFlow's TPU `lame workers found`, c10d's
+  old store `Wait timeout` (stall.report: `detector`, the `missing` rank or task where the line names it).
 
 These are symptoms (every rank of a hang prints them); engine/leads.py
 turns them into `laggard_rank` leads.
@@ -31,6 +35,7 @@ from typing import Final
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.nccl import HANG_LITERALS, recent, split_rank_prefix
+from firstfault.extract.stalls import read_stall, stall_literals
 from firstfault.model import FieldValue
 
 _BARRIER = re.compile(r"\bRanks? (?P<ranks>\d+(?:\s*,\s*\d+)*) failed to pass monitoredBarrier in (?P<ms>\d+) ms")
@@ -65,9 +70,12 @@ class HangReportExtractor:
         "c10d.monitored_barrier": frozenset({"failed_ranks", "reporter", "timeout_ms", "waited_on"}),
         "gloo.timeout": frozenset({"op", "timeout_ms"}),
         "horovod.stall": frozenset({"seconds"}),
+        "stall.report": frozenset({"detector", "missing", "seconds", "waited_for", "failed_task"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
-    literals: tuple[str, ...] = HANG_LITERALS
+
+    def __init__(self) -> None:
+        self.literals: tuple[str, ...] = HANG_LITERALS + stall_literals()
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)
@@ -113,6 +121,9 @@ class HangReportExtractor:
         if m:
             return "c10d.desync_report", {"lagging_ranks": m.group("rank"), "seq": int(m.group("next")),
                                           "state": "not_joined"}
+        stall = read_stall(body)
+        if stall is not None:
+            return "stall.report", stall
         return None
 
 

@@ -122,6 +122,7 @@ from firstfault.extract.excclass import (
     store_side,
 )
 from firstfault.extract.memo import ON, Memo, digits_zeroed
+from firstfault.extract.stalls import read_stall
 from firstfault.model import FieldValue
 
 _CLIP: Final = 400
@@ -1399,6 +1400,8 @@ def _peer(exc: Exc, body: str) -> Draft | None:
         if rx.search(body):
             fields: dict[str, FieldValue] = {"detail": _detail(exc)}
             return Draft(peer_kind, _with_task(fields, exc.msg) if peer_kind in TASK_KINDS else fields)
+    if read_stall(exc.msg) is not None:  # a stall detector's words as the message (catalog/ends.yaml `stalls`)
+        return Draft("nccl.timeout", {"detail": _detail(exc)})
     if peer_errno(exc.msg) is not None:
         return Draft("nccl.remote_error", {"detail": _detail(exc)})  # a socket a peer refused, reset or left
     by_cls = errno_row(class_errno(exc.cls))

@@ -1,0 +1,49 @@
+"""The stall and hang detectors' own messages (catalog/ends.yaml `stalls`), matched in a line's body.
+
+One table, two readers: extract/hang.py reads a log line that holds a `stall` row's words as `stall.report`;
+extract/traceback.py reads an exception whose message holds them as the peer's hang (`nccl.timeout`), not the
+program's own exception. The `wait` rows (a progress wait printed at healthy starts too) match nothing here:
+they are in the table so that the table is the detectors' whole catalogue, and their tests say they decide nothing.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.catalog.tables import StallReport, stall_reports
+from firstfault.extract.excclass import failed_task
+from firstfault.model import FieldValue
+
+
+@lru_cache(maxsize=1)
+def _stall_rows() -> tuple[tuple[StallReport, re.Pattern[str]], ...]:
+    return tuple((row, re.compile(row.pattern)) for row in stall_reports() if row.reading == "stall")
+
+
+def stall_literals() -> tuple[str, ...]:
+    """The `stall` rows' literals: the words that bring a line to the reader."""
+    return tuple(row.literal for row in stall_reports() if row.reading == "stall")
+
+
+def read_stall(body: str) -> dict[str, FieldValue] | None:
+    """The `stall.report` fields of the first `stall` row whose literal and pattern the body holds; None if none."""
+    for row, pattern in _stall_rows():
+        if row.literal not in body:
+            continue
+        m = pattern.search(body)
+        if m is None:
+            continue
+        fields: dict[str, FieldValue] = {"detector": row.detector}
+        groups = m.groupdict()
+        if groups.get("missing"):
+            fields["missing"] = groups["missing"]
+        if groups.get("seconds"):
+            fields["seconds"] = int(groups["seconds"])
+        if groups.get("what"):
+            fields["waited_for"] = groups["what"].strip()
+        task = failed_task(body)  # the coordination service's task index: a `first_exit` lead (engine/leads.py)
+        if task is not None:
+            fields["failed_task"] = task
+        return fields
+    return None
