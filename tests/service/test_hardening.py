@@ -136,7 +136,9 @@ def test_forty_thousand_nodes_do_not_hold_the_slot(tight: ServiceProcess, tmp_pa
     body = _many_nodes_targz(tmp_path, 40_000)
     r = httpx.post(tight.url + "/v1/analyze", content=body, headers=TAR, timeout=60)
     assert r.status_code in (200, 504)
-    tight.seconds_until_idle(8.0)  # the old behaviour held it ~20 s
+    # The old behaviour held it ~20 s on a quiet machine (40 and more under load); given back, it is idle within a
+    # second quiet, and took 9.1 s in the full tier's run beside three of the lab's torchrun jobs at once (2 cores)
+    tight.seconds_until_idle(15.0)
     r = httpx.post(tight.url + "/v1/analyze", content=_ndjson(CONTEXT), headers=NDJSON, timeout=30)
     assert r.status_code == 200, r.text
 
