@@ -2343,12 +2343,7 @@ class EndReport(_Row, frozen=True):
 @_kept("ends.yaml")
 def end_reports() -> tuple[EndReport, ...]:
     """catalog/ends.yaml: the lines that say how a run ended, in table order."""
-    rows: list[EndReport] = []
-    for where, row in _rows("ends.yaml", "ends", EndReport):
-        if any(r.literal == row.literal for r in rows):
-            raise CatalogTableError(f"{where}: duplicate literal {row.literal!r}")
-        rows.append(row)
-    return tuple(rows)
+    return _unique("ends.yaml", "ends", EndReport, "literal")
 
 
 class StallReport(_Row, frozen=True):
@@ -2371,12 +2366,7 @@ class StallReport(_Row, frozen=True):
 @_kept("ends.yaml")
 def stall_reports() -> tuple[StallReport, ...]:
     """catalog/ends.yaml `stalls`: the stall and hang detectors' own messages, in table order."""
-    rows: list[StallReport] = []
-    for where, row in _rows("ends.yaml", "stalls", StallReport):
-        if any(r.literal == row.literal for r in rows):
-            raise CatalogTableError(f"{where}: duplicate literal {row.literal!r}")
-        rows.append(row)
-    return tuple(rows)
+    return _unique("ends.yaml", "stalls", StallReport, "literal")
 
 
 # --------------------------------------------------------------------------
