@@ -208,6 +208,43 @@ def test_kueue_reasons_in_a_pasted_workload_and_read_whole() -> None:
     assert causes(["    reason: PodsReadyTimeout"]) == []
 
 
+# A Workload's condition, read whole, and what it says of the workload's end: its event's `due_to` (what the rules
+# match), the engine's terminal state and the Blueprint's (identify/kueue.py), all by one reading (kueue_end). Reasons
+# from kueue apis/kueue/v1beta2/workload_types.go (ff69552e); `DeactivatedDueTo...` is the Evicted reason Kueue writes
+# when it deactivates a workload for a DeactivationTarget reason; the last is a reason of a later release.
+@pytest.mark.parametrize(("typ", "status", "reason", "due", "state"), [
+    ("Evicted", "True", "Preempted", "preemption", "PREEMPTED"),
+    ("Preempted", "True", "InCohortReclamation", "preemption", "PREEMPTED"),
+    ("Preempted", "True", "InCohortFairSharing", "preemption", "PREEMPTED"),
+    ("Evicted", "True", "PodsReadyTimeout", "eviction", "FAILED"),
+    ("Evicted", "True", "ClusterQueueStopped", "eviction", "FAILED"),
+    ("Evicted", "True", "DeactivatedDueToMaximumExecutionTimeExceeded", "time_limit", "TIMEOUT"),
+    ("Evicted", "True", "NodeFailures", "node_failure", "NODE_FAIL"),
+    ("Evicted", "True", "EvictedOnManagerCluster", None, "FAILED"),
+    ("Evicted", "True", "SomeReasonOfALaterRelease", "eviction", "FAILED"),
+    ("Finished", "True", "Succeeded", None, "COMPLETED"),
+    ("Finished", "True", "Failed", None, "FAILED"),
+    # near misses: a condition that is not True, or that ends nothing
+    ("Evicted", "False", "Preempted", None, None),
+    ("Preempted", "False", "InClusterQueue", None, None),
+    ("Admitted", "True", "Admitted", None, None),
+    ("DeactivationTarget", "True", "MaximumExecutionTimeExceeded", None, None),
+])
+def test_a_kueue_condition_ends_the_workload_one_way_for_rules_engine_and_blueprint(
+        typ: str, status: str, reason: str, due: str | None, state: str | None) -> None:
+    from firstfault.engine.normalise import terminal_state
+    from firstfault.identify.kueue import _terminal
+
+    wl = ("apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata:\n  name: job-trainer-1a2b3\nstatus:\n"
+          "  conditions:\n  - lastTransitionTime: \"2025-01-01T00:00:00Z\"\n"
+          f"    message: m\n    reason: {reason}\n    status: \"{status}\"\n    type: {typ}\n")
+    [ev] = read_k8s(wl, "kueue-workload", "wl.yaml").events
+    assert ev.fields.get("due_to") == due
+    assert terminal_state([ev], None)[0] == state
+    cond = {"type": typ, "status": status, "reason": reason, "lastTransitionTime": "2025-01-01T00:00:00Z"}
+    assert _terminal({typ: cond})[0] == state
+
+
 def test_a_held_job_ad_with_a_set_up_code_is_the_jobs_set_up() -> None:
     # condor_q -l's ad of a held job (the layout of the attributes the manual's "Job ClassAd Attributes" names;
     # HoldReasonCode 14 IwdError with its errno as the subcode; the starter's words constructed)

@@ -2144,6 +2144,39 @@ def sched_tables() -> SchedTables:
     return SchedTables(tuple(reasons.values()), tuple(words), tuple(texts), keys, resources)
 
 
+@lru_cache(maxsize=1)
+def _kube_reasons() -> MappingProxyType[str, SchedReasonName | None]:
+    return MappingProxyType({w.word: w.reason for w in sched_tables().words
+                             if w.scheduler == "kubernetes" and w.field == "reason" and not w.extended})
+
+
+def kueue_end(typ: str | None, status: str | None, reason: str | None) -> tuple[SchedReasonName | None, str | None]:
+    """Why Kueue ended a workload, and the job state (Slurm's words) that ending is, by one condition of its
+    Workload: (None, None) for a condition that ends nothing.
+
+    The one reading of a Workload's end, for the Blueprint finding attempts (identify/kueue.py) and the engine
+    placing a condition's event (extract/kube.py gives it `due_to`; engine/normalise.py its terminal state).
+    `Finished` True ends it (`Succeeded` completed, any other reason failed, names no cause); `Preempted` True is
+    a preemption; `Evicted` True is what catalog/scheduler.yaml's Kubernetes word says of its reason (Kueue's
+    `InClusterQueue` and the rest of its preemption reasons, `NodeFailures`, `MaximumExecutionTimeExceeded`; a row
+    without a reason names no cause), and else the queue's own eviction (`PodsReadyTimeout`, `AdmissionCheck`, a
+    stopped or deactivated queue, a reason of a later release)."""
+    if status != "True":
+        return None, None
+    if typ == "Finished":
+        return None, ("COMPLETED" if reason == "Succeeded" else "FAILED")
+    due: SchedReasonName | None
+    if typ == "Preempted":
+        due = "preemption"
+    elif typ == "Evicted":
+        rows = _kube_reasons()
+        due = rows.get(reason, "eviction") if reason is not None else "eviction"
+    else:
+        return None, None
+    states = {r.reason: r.state for r in sched_tables().reasons}
+    return due, (states[due] if due is not None else "FAILED")
+
+
 # --------------------------------------------------------------------------
 # Slurm's own error words and who failed (catalog/slurm.yaml)
 # --------------------------------------------------------------------------

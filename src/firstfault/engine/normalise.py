@@ -25,6 +25,7 @@ from firstfault.catalog.tables import (
     HostLocalAddress,
     bridge_kind,
     host_local_addresses,
+    kueue_end,
     platform_program_of,
     storage_tables,
 )
@@ -776,12 +777,10 @@ def terminal_state(events: list[Event], declared: str | None) -> tuple[str | Non
         return (str(state) if state else declared), best
     conds = [e for e in events if e.kind == "kueue.condition" and e.fields.get("status") == "True"]
     for c in reversed(conds):
-        typ, reason = c.fields.get("type"), c.fields.get("reason")
-        if typ == "Finished":
-            return ("COMPLETED" if reason == "Succeeded" else "FAILED"), c
-        if typ in ("Evicted", "Preempted"):
-            return ("PREEMPTED" if reason in ("Preempted", "InClusterQueue") or typ == "Preempted"
-                    else "FAILED"), c
+        reason = c.fields.get("reason")
+        ended = kueue_end(str(c.fields.get("type")), "True", reason if isinstance(reason, str) else None)[1]
+        if ended is not None:
+            return ended, c
     pods = [e for e in events if e.kind == "k8s.pod" and not e.fields.get("restart")]
     if pods and not declared:
         reasons = {str(p.fields.get("reason")) for p in pods}

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from firstfault.catalog.tables import kueue_end
 from firstfault.extract.codes import exit_signum
 from firstfault.extract.container import backoff_fields, container_fields
 from firstfault.extract.reasons import clear_placed, k8s_pending, k8s_reason, recovered_or_clean
@@ -41,7 +42,7 @@ EMITS: Mapping[str, frozenset[str]] = {
     # program and part: added there for a container or pod of a platform program (`platform_programs`)
     "k8s.pod": frozenset({"container", "due_to", "exit_code", "message", "phase", "pod", "pressure", "reason",
                           "restart", "signal", "storage_daemon", "program", "part"}),
-    "kueue.condition": frozenset({"message", "reason", "status", "type", "workload"}),
+    "kueue.condition": frozenset({"due_to", "message", "reason", "status", "type", "workload"}),
     "sched.node_down": frozenset({"host", "reason"}),
     "container.error": frozenset({"runtime", "error", "text", "message", "reported_by"}),
     "k8s.backoff": frozenset({"reason", "container", "pod", "delay", "message", "program", "part"}),
@@ -299,13 +300,15 @@ def _workload_events(obj: dict[str, Any], path: str, file: str, result: Structur
             result.issues.append(ParseIssue(_line_of(cond), f"{here}: a condition needs a type; skipped"))
             continue
         line = _line_of(cond)
+        typ, status, reason = _str(cond.get("type")), _str(cond.get("status")), _str(cond.get("reason"))
         fields = _compact(
             {
-                "type": _str(cond.get("type")),
-                "status": _str(cond.get("status")),
-                "reason": _str(cond.get("reason")),
+                "type": typ,
+                "status": status,
+                "reason": reason,
                 "message": _str(cond.get("message")),
                 "workload": name,
+                "due_to": kueue_end(typ, status, reason)[0],  # why it ended the workload, if it did
             }
         )
         when = _k8s_time(cond.get("lastTransitionTime"), f"{here}.lastTransitionTime", line, result.issues)

@@ -20,8 +20,10 @@ Admitted/QuotaReserved event, else the pods' earliest startTime; end at
 Finished (True), else Evicted (True). Nodes: pods' spec.nodeName plus
 "Successfully assigned ns/pod to NODE" events. Attempt:
 status.requeueState.count. Terminal state as the engine reads the
-conditions: Finished/Succeeded -> COMPLETED, other Finished -> FAILED,
-Evicted/Preempted by preemption -> PREEMPTED, other evictions -> FAILED.
+conditions, by one definition (catalog/tables.py `kueue_end`):
+Finished/Succeeded -> COMPLETED, other Finished -> FAILED, a preemption
+-> PREEMPTED, an eviction for the time limit -> TIMEOUT, for its node's
+failure -> NODE_FAIL, any other eviction -> FAILED.
 Exit code: the earliest terminated container with a non-zero exitCode, as
 Slurm's 'return:signal' (exitCode > 128 is signal exitCode-128: '0:9').
 """
@@ -39,6 +41,7 @@ from kubernetes.client import ApiClient, CoreV1Api, CustomObjectsApi
 from kubernetes.client.exceptions import ApiException
 
 from firstfault.bundle import WindowSpec, WorkloadSpec
+from firstfault.catalog.tables import kueue_end
 from firstfault.identify.base import Identified, IdentifyError, Running
 from firstfault.identify.cursor import format_cursor, iso, parse_cursor
 
@@ -57,8 +60,6 @@ POD_LABELS: dict[tuple[str, str], tuple[str, ...]] = {
 _REF_RE = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?)/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)$")
 _CREATED_POD_RE = re.compile(r"^Created pod: (\S+)$")
 _ASSIGNED_RE = re.compile(r"^Successfully assigned (\S+)/(\S+) to (\S+)$")
-_PREEMPTION_REASONS = frozenset({"Preempted", "InClusterQueue", "InCohortReclamation", "InCohortFairSharing",
-                                 "InCohortReclaimWhileBorrowing"})
 
 
 class KueueAttempts:
@@ -319,14 +320,13 @@ def _true(conds: dict[str, dict[str, Any]], typ: str) -> dict[str, Any] | None:
 
 
 def _terminal(conds: dict[str, dict[str, Any]]) -> tuple[str | None, datetime | None]:
-    fin = _true(conds, "Finished")
-    if fin is not None:
-        return ("COMPLETED" if fin.get("reason") == "Succeeded" else "FAILED"), _time(fin.get("lastTransitionTime"))
-    for typ in ("Evicted", "Preempted"):
+    for typ in ("Finished", "Evicted", "Preempted"):
         c = _true(conds, typ)
         if c is not None:
-            preempted = typ == "Preempted" or c.get("reason") in _PREEMPTION_REASONS
-            return ("PREEMPTED" if preempted else "FAILED"), _time(c.get("lastTransitionTime"))
+            reason = c.get("reason")
+            state = kueue_end(typ, "True", reason if isinstance(reason, str) else None)[1]
+            if state is not None:
+                return state, _time(c.get("lastTransitionTime"))
     return None, None
 
 
