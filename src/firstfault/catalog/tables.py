@@ -1126,11 +1126,11 @@ def nccl_forks() -> tuple[NcclFork, ...]:
 
 class NcclNodeWarn(_Row, frozen=True):
     """NCCL's words for a node or a job's settings that cannot give it what it needs (`setup`), for the node's
-    platform services under NCCL not working (`platform`), or for a fallback it takes and goes on from (`benign`),
-    with where NCCL prints them."""
+    platform services under NCCL not working (`platform`), for a consistency check of NCCL's own that failed
+    (`internal`), or for a fallback it takes and goes on from (`benign`), with where NCCL prints them."""
 
     name: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]+$")]
-    reading: Literal["setup", "platform", "benign"]
+    reading: Literal["setup", "platform", "internal", "benign"]
     # NVIDIA/nccl's file and function; a net plugin's words (NCCL prints them as its own WARN) name the plugin's
     # repository first: `aws/aws-ofi-nccl src/nccl_ofi_net.cpp nccl_net_ofi_create_plugin`
     source: Annotated[str, Meta(pattern=r"^(?:[\w.\-]+/[\w.\-]+ )?src/\S+\.(?:cc|cu|h|c|cpp) \S")]
@@ -1148,6 +1148,10 @@ class NcclNodeWarn(_Row, frozen=True):
             raise ValueError("an NCCL WARN row needs its words (`texts`) or its source files (`files`)")
         if self.files and (self.announced or self.reading == "benign"):
             raise ValueError("a row read by its source file is a WARN's, never announced at INFO nor benign")
+        if self.reading == "internal" and not self.header:
+            # NCCL's own check in words plain enough for another program's (`ring 0 does not loop back to start`):
+            # read only where NCCL's WARN says them
+            raise ValueError("an `internal` row is read only under NCCL's WARN header (`header: true`)")
 
 
 @lru_cache(maxsize=1)
