@@ -347,6 +347,11 @@ _NOT_HOSTS: Final = frozenset(
     )
 )
 _EXC_TAIL: Final = ("error", "exception", "warning", "exit", "interrupt", "failure", "fault", "timeout")
+# Programs that print their own name joined to the node's by a hyphen before `: `: slurmstepd (Slurm 21.08 on,
+# `slurmstepd-gpu07: error: ...` in a job's output and slurmd's log; the lab's Slurm 22.05 prints
+# `slurmstepd-ffnode1: error: --task-prolog failed status=1`). The word is the program's tag, which the Slurm
+# readers read (extract/slurmerr.py `_TAG`), not a host's: its digits are the node name's.
+_NODE_SUFFIXED_PROGRAMS: Final = ("slurmstepd-",)
 _PRINTER = re.compile(r"([A-Za-z][\w.\-]{1,63}): ")
 
 
@@ -389,6 +394,8 @@ def _looks_like_host(word: str, hosts: NodeNames) -> bool:
         return True
     low = word.lower()
     if low in _NOT_HOSTS or low.endswith(_EXC_TAIL) or word.isdigit() or _ELAPSED.fullmatch(word) or low in _printers():
+        return False
+    if low.startswith(_NODE_SUFFIXED_PROGRAMS):
         return False
     if any(c.isdigit() for c in word):
         # `worker-3`, `node001`, `ip-10-0-0-1`, `10.0.0.7`; not `cuda:0`-like words (no colon here).
