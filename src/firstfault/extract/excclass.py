@@ -473,21 +473,6 @@ def store_code(cls: str, msg: str) -> str | None:
     return cls if cls in object_store_code_table() else None
 
 
-# The spellings of an object store's code that only a store's client writes, whatever exception (or line) carries
-# them: boto's `An error occurred (SlowDown) when calling`, the REST error document's `<Code>SlowDown</Code>`, the AWS
-# SDK for C++'s `AWS Error SLOW_DOWN during PutObject operation` (pyarrow's and TensorFlow's S3 file systems raise it
-# as an OSError or a status; its enum name is read as the code it spells), `ExceptionName: SlowDown` and `AWSError
-# 'SlowDown'`, the SDK for Java's `(Service: Amazon S3; Status Code: 503; Error Code: SlowDown; ...)`, for Go v2
-# `api error SlowDown:`, for Ruby `Aws::S3::Errors::SlowDown`, minio-java's `ErrorResponse(code = ...`, Google's Go
-# client `googleapi: Error 429: ...`, and botocore's parsed error response as a program prints it (boto3's "Error
-# handling" guide: `err.response` is `{'Error': {'Code': 'SlowDown', 'Message': '...'}, 'ResponseMetadata': ...}`;
-# in JSON `{"Error": {"Code": "SlowDown", ...`), and the SDK for C++'s request that got no answer, `curlCode: 28,
-# Timeout was reached` (libcurl's CURLcode, keyed `curl28`), and TensorFlow's cloud file system's (tsl
-# curl_http_request.cc, under TF's and JAX's `gs://` I/O) `Error executing an HTTP request: HTTP response code 429`,
-# and the same client's request that got no answer, `Error executing an HTTP request: libcurl code 28 meaning 'Timeout
-# was reached'` (its test, curl_http_request_test.cc), and tensorstore's HTTP transport under its `gs://` and `s3://`
-# drivers (tensorstore/internal/http curl_transport.cc, curl_wrappers.cc: `Error [28]=Timeout was reached in curl
-# operation`): libcurl's CURLcode in C++ clients' spellings, keyed `curlN` as the AWS SDK's.
 @lru_cache(maxsize=1)
 def _aws_cpp_codes() -> Mapping[int, str]:
     """The AWS SDK for C++'s CoreErrors number -> the code (catalog/exceptions.yaml `aws_cpp`)."""
@@ -503,7 +488,24 @@ def _crt_said() -> Mapping[str, str]:
 # The spellings that name a code only where the table lists it: another CRT name (AWS_ERROR_S3_INVALID_RESPONSE_STATUS)
 # or C++ SDK number (`[code 100]`, UNKNOWN) decides nothing, as no code at all (store_code).
 _ONLY_LISTED: Final = frozenset({"xn", "crtd", "crt"})
-# The AWS CRT's log names an error by its number and, in parentheses, its name or description (aws-c-common
+
+
+# The spellings of an object store's code that only a store's client writes, whatever exception (or line) carries
+# them: boto's `An error occurred (SlowDown) when calling`, the REST error document's `<Code>SlowDown</Code>`, the AWS
+# SDK for C++'s `AWS Error SLOW_DOWN during PutObject operation` (pyarrow's and TensorFlow's S3 file systems raise it
+# as an OSError or a status; its enum name is read as the code it spells), `ExceptionName: SlowDown` and `AWSError
+# 'SlowDown'`, the SDK for Java's `(Service: Amazon S3; Status Code: 503; Error Code: SlowDown; ...)`, for Go v2
+# `api error SlowDown:`, for Ruby `Aws::S3::Errors::SlowDown`, minio-java's `ErrorResponse(code = ...`, Google's Go
+# client `googleapi: Error 429: ...`, and botocore's parsed error response as a program prints it (boto3's "Error
+# handling" guide: `err.response` is `{'Error': {'Code': 'SlowDown', 'Message': '...'}, 'ResponseMetadata': ...}`;
+# in JSON `{"Error": {"Code": "SlowDown", ...`), and the SDK for C++'s request that got no answer, `curlCode: 28,
+# Timeout was reached` (libcurl's CURLcode, keyed `curl28`), and TensorFlow's cloud file system's (tsl
+# curl_http_request.cc, under TF's and JAX's `gs://` I/O) `Error executing an HTTP request: HTTP response code 429`,
+# and the same client's request that got no answer, `Error executing an HTTP request: libcurl code 28 meaning 'Timeout
+# was reached'` (its test, curl_http_request_test.cc), and tensorstore's HTTP transport under its `gs://` and `s3://`
+# drivers (tensorstore/internal/http curl_transport.cc, curl_wrappers.cc: `Error [28]=Timeout was reached in curl
+# operation`): libcurl's CURLcode in C++ clients' spellings, keyed `curlN` as the AWS SDK's.
+# ... and the AWS CRT's: its log names an error by its number and, in parentheses, its name or description (aws-c-common
 # aws_error_str / aws_error_name: `Incoming body callback raised error 26 (AWS_ERROR_DEST_COPY_TOO_SMALL).`, `could
 # not append to response body due to error 26 (Destination of copy is too small.)`); its name stands alone in
 # mountpoint-s3-crt's `CRT error 14339: aws-c-s3: AWS_ERROR_S3_SLOW_DOWN, ...` and awscrt's `AwsCrtError:
