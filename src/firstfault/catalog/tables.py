@@ -1678,13 +1678,25 @@ class ErrnoInfo(_Row, frozen=True):
             raise ValueError("an errno is either network_only or transport_only")
 
 class ObjectStoreCodeInfo(_Row, frozen=True):
-    code: Annotated[str, Meta(pattern=r"^[A-Za-z0-9]+$")]  # SlowDown, NoSuchKey, 429, ...
+    # SlowDown, NoSuchKey, 429, ...; the AWS Common Runtime's error names as it prints them (AWS_ERROR_S3_SLOW_DOWN)
+    code: Annotated[str, Meta(pattern=r"^[A-Za-z0-9_]+$")]
     side: StoreSide
     cause: StoreCause | None = None  # what a store-side code says of the store (throttled, full, ...)
+    # a workload-side code that says the job's own credentials or permissions were refused (AccessDenied,
+    # InvalidAccessKeyId, AuthorizationFailure): the job's set-up (app.exception, setup), not its request's data
+    setup: bool = False
+    # the AWS SDK for C++'s CoreErrors number of the code, as pyarrow's S3 file system printed it before it printed
+    # the enum's name (`AWS Error [code 15]: ...`, ACCESS_DENIED = 15)
+    aws_cpp: Annotated[int, Meta(ge=0, le=127)] | None = None
+    # the printing library's own description of the code, as its to-string function returns it (the AWS Common
+    # Runtime's aws_error_str: `error 14339 (Response code indicates throttling)`)
+    said: Annotated[str, Meta(min_length=12, max_length=160)] | None = None
 
     def __post_init__(self) -> None:
         if self.cause is not None and self.side != "store":
             raise ValueError("cause names what a store-side code says of the store")
+        if self.setup and self.side != "workload":
+            raise ValueError("setup marks a workload-side code the job's set-up is refused for")
 
 def _unique(name: str, key: str, row: type[R], field: str | tuple[str, ...]) -> tuple[R, ...]:
     """Rows of catalog/<name> under `key` in order; two rows with one `field` value (or one value of each of
@@ -1991,8 +2003,15 @@ def fortran_runtime_error_table() -> Mapping[int, FortranRuntimeErrorInfo]:
 @_kept("exceptions.yaml")
 def object_store_code_table() -> Mapping[str, ObjectStoreCodeInfo]:
     """Object-store error codes and HTTP statuses -> side (catalog/exceptions.yaml)."""
-    return MappingProxyType({r.code: r for r in _unique("exceptions.yaml", "object_store_codes",
-                                                        ObjectStoreCodeInfo, "code")})
+    rows = _unique("exceptions.yaml", "object_store_codes", ObjectStoreCodeInfo, "code")
+    for field in ("aws_cpp", "said"):
+        seen: dict[object, str] = {}
+        for r in rows:
+            value = getattr(r, field)
+            if value is not None and seen.setdefault(value, r.code) != r.code:
+                raise CatalogTableError(f"catalog/exceptions.yaml: object_store_codes: {field} {value!r} of both "
+                                        f"{seen[value]} and {r.code}")
+    return MappingProxyType({r.code: r for r in rows})
 
 
 # --------------------------------------------------------------------------

@@ -50,6 +50,7 @@ from firstfault.extract.codes import (
 from firstfault.extract.container import container_owns, quoted_storage, quoting_runtime
 from firstfault.extract.excclass import (
     GRPC_STATUS_LITERAL,
+    STORE_DIGIT_WORDS,
     STORE_SPELLED_WORDS,
     class_words,
     logged_words,
@@ -95,15 +96,16 @@ def _alone_uncached(body: str) -> list[Draft]:
 # nccl_owns, standalone read nothing else), remembered two ways (extract/memo.py):
 # - by the body: any answer, replayed as fresh drafts;
 # - by the body with its digits zeroed, only the answer "nothing", and only for a body that holds none of
-#   _DIGIT_WORDS (cuda_drafts' own, traceback.CUDA_DIGIT_WORDS, NCCL's and the errno's) nor the other places where
-#   cuda_drafts reads a digit's value (traceback.cuda_digit_blind). Without them the steps decide "nothing" by words
-#   and by digit-blind patterns alone (\d, \w, [^:\s], lengths all unchanged by zeroing): the CUDA error code and OOM
-#   allocator names, the `[Errno N]` number and NCCL's status codes are the only digits they compare, and each of
+#   _DIGIT_WORDS (cuda_drafts' own, traceback.CUDA_DIGIT_WORDS, NCCL's, the errno's and an object store's numbered
+#   codes, excclass.STORE_DIGIT_WORDS) nor the other places where cuda_drafts reads a digit's value
+#   (traceback.cuda_digit_blind). Without them the steps decide "nothing" by words and by digit-blind patterns
+#   alone (\d, \w, [^:\s], lengths all unchanged by zeroing): the CUDA error code and OOM allocator names, the
+#   `[Errno N]` number, NCCL's status codes and those store codes are the only digits they compare, and each of
 #   those needs one of these words first, or the shape of a CUDA code before or after its message (`Error 803: `,
 #   `(error 803)`, which a body holds exactly when its zeroed form does). `_zeroed_safe` checks at first use
 #   that the words the steps compare (storage strerror texts, exec failure reasons) hold no digit; if one
 #   did, only exact repeats would be remembered.
-_DIGIT_WORDS: Final = (*tb.CUDA_DIGIT_WORDS, *NCCL_ERROR_LITERALS, "[Errno")
+_DIGIT_WORDS: Final = (*tb.CUDA_DIGIT_WORDS, *NCCL_ERROR_LITERALS, "[Errno", *STORE_DIGIT_WORDS)
 _DIGIT_WORDS_RX: Final = tb.digit_reads(_DIGIT_WORDS)
 _K_NGC_NEED = "ff.app.ngc_need"  # the driver release an NGC banner's first line said the image needs
 _ALONE: Memo[tuple[Draft, ...]] = Memo("app.alone")

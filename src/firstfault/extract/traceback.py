@@ -119,6 +119,7 @@ from firstfault.extract.excclass import (
     status_head,
     store_cause,
     store_code,
+    store_setup,
     store_side,
 )
 from firstfault.extract.memo import ON, Memo, digits_zeroed
@@ -1437,13 +1438,15 @@ def _loader(exc: Exc, body: str) -> Draft:
 
 
 def _object_store(exc: Exc, code: str | None = None) -> Draft:
-    """An object store's error: the store's side (throttling, its own errors, timeouts) is storage; a key,
-    bucket or credential the job got wrong is the workload's."""
+    """An object store's error: the store's side (throttling, its own errors, timeouts) is storage; a key or
+    bucket the job got wrong is the workload's; credentials or permissions the store refused (a code's `setup`,
+    catalog/exceptions.yaml) the job's set-up."""
     code = code or store_code(exc.cls, exc.msg)
     if store_side(code) == "store":
         return Draft("storage.error", _fields(fs="object_store", store_code=code, store_cause=store_cause(code),
                                               exc_type=exc.cls or None, detail=_detail(exc)))
-    return Draft("app.exception", _fields(exc_type=exc.cls or None, message=clip(exc.msg), store_code=code))
+    return Draft("app.exception", _fields(exc_type=exc.cls or None, message=clip(exc.msg), store_code=code,
+                                          setup=store_setup(code) or None))
 
 
 # A message that says the file was being written (TensorFlow's `Error writing (tmp) checkpoint file: ...`).
