@@ -532,12 +532,15 @@ _FAILURE_KINDS: Final[dict[str, str]] = {
 # (libstdc++'s terminate on the next lines, TensorFlow's fatal record in the same millisecond).
 FALLOUT_LINES: Final = 200
 FALLOUT_SECONDS: Final = 60.0
+# An exception's marks that make it no candidate: a traceback cut short (read apart, analysis/analyze.py), an envelope,
+# the job's set-up, a thread's death.
+_NOT_GENERIC: Final = ("truncated", "envelope", "setup", "thread")
 
 
 def _generic(ev: Event) -> bool:
     """The workload's own exception whose class names no kind of failure (catalog/exceptions.yaml
     `generic_classes`) and whose message nothing was read from (excclass.says_little)."""
-    if ev.kind != "app.exception" or any(ev.fields.get(k) is True for k in ("truncated", "envelope", "setup", "thread")):
+    if ev.kind != "app.exception" or any(ev.fields.get(k) is True for k in _NOT_GENERIC):
         return False
     cls = str(ev.fields.get("exc_type") or "").rsplit(".", 1)[-1].rsplit("::", 1)[-1]
     return cls in generic_classes() and says_little(ev.kind, ev.fields)
