@@ -1760,6 +1760,12 @@ def status_anchors() -> tuple[str, ...]:
     return _strings("exceptions.yaml", "status_anchors")
 
 
+@lru_cache(maxsize=1)
+def generic_classes() -> frozenset[str]:
+    """Exception classes that name no kind of failure, by their own name (catalog/exceptions.yaml `generic_classes`)."""
+    return frozenset(_strings("exceptions.yaml", "generic_classes"))
+
+
 class PlatformProgram(_Row, kw_only=True, frozen=True):
     """A program of the platform under the workload and the names it goes by (catalog/platform.yaml)."""
 
