@@ -1673,6 +1673,14 @@ class ErrnoInfo(_Row, frozen=True):
         if self.network_only and self.transport_only:
             raise ValueError("an errno is either network_only or transport_only")
 
+class PseudoFsInfo(_Row, frozen=True):
+    """A pseudo file system by the path it is mounted at (catalog/exceptions.yaml `pseudo_filesystems`)."""
+
+    prefix: Annotated[str, Meta(pattern=r"^/(?:[\w.\-]+/)+$")]  # a whole path's components, ending in `/`
+    fs: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9]*$")]
+    source: Annotated[str, Meta(min_length=8)]
+
+
 class ObjectStoreCodeInfo(_Row, frozen=True):
     code: Annotated[str, Meta(pattern=r"^[A-Za-z0-9]+$")]  # SlowDown, NoSuchKey, 429, ...
     side: StoreSide
@@ -1964,6 +1972,14 @@ def errno_table() -> Mapping[str, ErrnoInfo]:
     if len(classes) != len(set(classes)):
         raise CatalogTableError("exceptions.yaml errnos: an OSError class stands for one errno alone")
     return MappingProxyType({r.name: r for r in rows})
+
+
+@lru_cache(maxsize=1)
+@_kept("exceptions.yaml")
+def pseudo_fs_table() -> tuple[PseudoFsInfo, ...]:
+    """The pseudo file systems' mount points (catalog/exceptions.yaml `pseudo_filesystems`), longest first."""
+    rows = _unique("exceptions.yaml", "pseudo_filesystems", PseudoFsInfo, "prefix")
+    return tuple(sorted(rows, key=lambda r: -len(r.prefix)))
 
 
 @lru_cache(maxsize=1)
