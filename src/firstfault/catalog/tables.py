@@ -2244,6 +2244,26 @@ class SlurmDaemon(_Row, frozen=True):
         return False
 
 
+class SlurmPluginFunction(_Row, frozen=True):
+    # where the names of a node plugin's functions begin (`container_p_`, `common_file_`): a message that begins with
+    # one is that plugin's failure
+    prefix: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*_$")]
+    side: Literal["node", "job"]
+    source: Annotated[str, Meta(pattern=r"^src/\S+")]
+    weak: bool = False
+
+    def __post_init__(self) -> None:
+        if self.weak and self.side != "node":
+            raise ValueError("weak qualifies a node row")
+
+
+class SlurmSpoolFile(_Row, frozen=True):
+    # a file slurmd writes into its spool directory for the job, and the errnos that are the node's on it
+    file: Annotated[str, Meta(pattern=r"^[\w.\-]+$")]
+    errnos: tuple[Annotated[str, Meta(pattern=r"^E[A-Z0-9]+$")], ...]
+    source: Annotated[str, Meta(pattern=r"^src/\S+")]
+
+
 class SlurmTables(NamedTuple):
     errors: tuple[SlurmError, ...]
     messages: tuple[SlurmMessage, ...]
@@ -2251,6 +2271,8 @@ class SlurmTables(NamedTuple):
     node_reasons: tuple[SlurmNodeReason, ...]
     submitters: tuple[SlurmSubmitter, ...]
     daemons: tuple[SlurmDaemon, ...]
+    plugin_functions: tuple[SlurmPluginFunction, ...]
+    spool_files: tuple[SlurmSpoolFile, ...]
 
 
 @lru_cache(maxsize=1)
@@ -2273,8 +2295,13 @@ def slurm_tables() -> SlurmTables:
     node_reasons = _unique("slurm.yaml", "node_reasons", SlurmNodeReason, "text")
     submitters = _unique("slurm.yaml", "submitters", SlurmSubmitter, "program")
     daemons = _unique("slurm.yaml", "daemons", SlurmDaemon, "program")
+    functions = _unique("slurm.yaml", "plugin_functions", SlurmPluginFunction, "prefix")
+    for f in functions:
+        if any(o is not f and o.prefix.startswith(f.prefix) for o in functions):
+            raise CatalogTableError(f"catalog/slurm.yaml: plugin_functions: {f.prefix!r} begins another row's")
+    spool = _unique("slurm.yaml", "spool_files", SlurmSpoolFile, "file")
     return SlurmTables(tuple(errors), tuple(messages), tuple(contexts), tuple(node_reasons), tuple(submitters),
-                       tuple(daemons))
+                       tuple(daemons), tuple(functions), tuple(spool))
 
 
 # --------------------------------------------------------------------------
