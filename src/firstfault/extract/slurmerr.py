@@ -267,8 +267,6 @@ class SlurmErrorExtractor:
         read = read_slurm_error(body, ctx.source in _DAEMON_SOURCES)
         if read is None:
             return
-        if tagged is not None and read.host is None:
-            read = read._replace(host=tagged.group("node"))
         row = read.row
         if isinstance(row, SlurmError) and row.reason is not None:
             yield from said_by_scheduler(row.reason, "slurm", None, None, body, ctx)
