@@ -204,6 +204,7 @@ def test_the_longest_prefix_decides_and_shm_is_no_pseudo_fs() -> None:
     assert pseudo_fs("/sys/fs/cgroup/cpuset/slurm/cgroup.procs") == "cgroup"
     assert pseudo_fs("/sys/class/net/ib0/mtu") == "sysfs"
     assert pseudo_fs("/dev/shm/torch_1_2") is None  # the node's shared memory (codes.is_shm)
+    assert pseudo_fs("/dev/sdb") is None  # a device: a block device's errno is its disk's
     assert pseudo_fs("/data/ckpt.pt") is None
 
 

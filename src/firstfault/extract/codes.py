@@ -372,9 +372,9 @@ def path_of(text: str) -> str | None:
 
 def pseudo_fs(path: str | None) -> str | None:
     """The pseudo file system a path is on (catalog/exceptions.yaml `pseudo_filesystems`: /proc, /sys, a cgroup
-    mount, /dev), or None: an errno of such a path is the kernel object's answer (a cpuset without CPUs says ENOSPC),
-    never a storage's. /dev/shm is the node's shared memory (is_shm), not one of them."""
-    if not path or not path.startswith("/") or is_shm(path, ""):
+    mount), or None: an errno of such a path is the kernel object's answer (a cpuset without CPUs says ENOSPC), never
+    a storage's."""
+    if not path or not path.startswith("/"):
         return None
     probe = path if path.endswith("/") else path + "/"
     return next((row.fs for row in pseudo_fs_table() if probe.startswith(row.prefix)), None)

@@ -1654,7 +1654,9 @@ def _fortran(exc: Exc, body: str, frames: tuple[str, ...]) -> Draft:
     if row is not None and row.io is not None:
         f = _FORTRAN_FILE.search(exc.msg)
         path = f.group("file").rstrip() if f is not None else ""
-        if path.startswith("/") and pseudo_fs(path) is None and not is_shm(path, exc.msg):
+        # a pseudo file system's path, or a device file named as the unit (/dev: its device's), is no storage's
+        if (path.startswith("/") and pseudo_fs(path) is None and not path.startswith("/dev/")
+                and not is_shm(path, exc.msg)):
             return Draft("storage.error", _fields(fs="posix", errno=None, path=path, exc_type=exc.cls,
                                                   detail=_detail(exc)))
     return Draft("app.exception", {"exc_type": exc.cls, "message": clip(exc.msg)})
