@@ -1677,6 +1677,14 @@ class ErrnoInfo(_Row, frozen=True):
         if self.network_only and self.transport_only:
             raise ValueError("an errno is either network_only or transport_only")
 
+class PseudoFsInfo(_Row, frozen=True):
+    """A pseudo file system by the path it is mounted at (catalog/exceptions.yaml `pseudo_filesystems`)."""
+
+    prefix: Annotated[str, Meta(pattern=r"^/(?:[\w.\-]+/)+$")]  # a whole path's components, ending in `/`
+    fs: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9]*$")]
+    source: Annotated[str, Meta(min_length=8)]
+
+
 class ObjectStoreCodeInfo(_Row, frozen=True):
     # SlowDown, NoSuchKey, 429, ...; the AWS Common Runtime's error names as it prints them (AWS_ERROR_S3_SLOW_DOWN)
     code: Annotated[str, Meta(pattern=r"^[A-Za-z0-9_]+$")]
@@ -1990,6 +1998,14 @@ def errno_table() -> Mapping[str, ErrnoInfo]:
 
 @lru_cache(maxsize=1)
 @_kept("exceptions.yaml")
+def pseudo_fs_table() -> tuple[PseudoFsInfo, ...]:
+    """The pseudo file systems' mount points (catalog/exceptions.yaml `pseudo_filesystems`), longest first."""
+    rows = _unique("exceptions.yaml", "pseudo_filesystems", PseudoFsInfo, "prefix")
+    return tuple(sorted(rows, key=lambda r: -len(r.prefix)))
+
+
+@lru_cache(maxsize=1)
+@_kept("exceptions.yaml")
 def windows_error_table() -> Mapping[int, WindowsErrorInfo]:
     """Windows system error codes -> their text and the errno each stands for (catalog/exceptions.yaml)."""
     rows = _unique("exceptions.yaml", "windows_errors", WindowsErrorInfo, "code")
@@ -2290,6 +2306,26 @@ class SlurmDaemon(_Row, frozen=True):
         return False
 
 
+class SlurmPluginFunction(_Row, frozen=True):
+    # where the names of a node plugin's functions begin (`container_p_`, `common_file_`): a message that begins with
+    # one is that plugin's failure
+    prefix: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*_$")]
+    side: Literal["node", "job"]
+    source: Annotated[str, Meta(pattern=r"^src/\S+")]
+    weak: bool = False
+
+    def __post_init__(self) -> None:
+        if self.weak and self.side != "node":
+            raise ValueError("weak qualifies a node row")
+
+
+class SlurmSpoolFile(_Row, frozen=True):
+    # a file slurmd writes into its spool directory for the job, and the errnos that are the node's on it
+    file: Annotated[str, Meta(pattern=r"^[\w.\-]+$")]
+    errnos: tuple[Annotated[str, Meta(pattern=r"^E[A-Z0-9]+$")], ...]
+    source: Annotated[str, Meta(pattern=r"^src/\S+")]
+
+
 class SlurmTables(NamedTuple):
     errors: tuple[SlurmError, ...]
     messages: tuple[SlurmMessage, ...]
@@ -2297,6 +2333,8 @@ class SlurmTables(NamedTuple):
     node_reasons: tuple[SlurmNodeReason, ...]
     submitters: tuple[SlurmSubmitter, ...]
     daemons: tuple[SlurmDaemon, ...]
+    plugin_functions: tuple[SlurmPluginFunction, ...]
+    spool_files: tuple[SlurmSpoolFile, ...]
 
 
 @lru_cache(maxsize=1)
@@ -2319,8 +2357,13 @@ def slurm_tables() -> SlurmTables:
     node_reasons = _unique("slurm.yaml", "node_reasons", SlurmNodeReason, "text")
     submitters = _unique("slurm.yaml", "submitters", SlurmSubmitter, "program")
     daemons = _unique("slurm.yaml", "daemons", SlurmDaemon, "program")
+    functions = _unique("slurm.yaml", "plugin_functions", SlurmPluginFunction, "prefix")
+    for f in functions:
+        if any(o is not f and o.prefix.startswith(f.prefix) for o in functions):
+            raise CatalogTableError(f"catalog/slurm.yaml: plugin_functions: {f.prefix!r} begins another row's")
+    spool = _unique("slurm.yaml", "spool_files", SlurmSpoolFile, "file")
     return SlurmTables(tuple(errors), tuple(messages), tuple(contexts), tuple(node_reasons), tuple(submitters),
-                       tuple(daemons))
+                       tuple(daemons), tuple(functions), tuple(spool))
 
 
 # --------------------------------------------------------------------------

@@ -90,6 +90,7 @@ from firstfault.extract.codes import (
     library_status_of,
     nccl_result_of,
     path_of,
+    pseudo_fs,
     relays_result,
     signal_name,
     signal_names,
@@ -1132,7 +1133,7 @@ def standalone(body: str) -> Draft | None:
             return d
         return None
     m4 = storage_strerror_rx().search(body)
-    if m4 and not is_shm(path_of(body), body):
+    if m4 and not is_shm(path_of(body), body) and pseudo_fs(path_of(body)) is None:
         name = errno_of(m4.group("text"))
         return Draft("storage.error", _fields(fs="posix", errno=name, path=path_of(body), detail=clip(body)))
     m2 = _NO_MODULE.search(body)
@@ -1617,9 +1618,10 @@ def _errno(exc: Exc, body: str, frames: tuple[str, ...] = (), name: str | None =
         return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), errno=name, path=path,
                                               cache_race=True))
     row = errno_row(name)
+    # a path of a pseudo file system (/proc, /sys, a cgroup): the kernel object's answer, no storage's
     storage = (row is not None and row.side == "storage" and not _root_entry_read_only(name, path)
-               and (not row.calls or _failed_call(exc.msg, frames) in row.calls))
-    if (storage or (name is None and write_failed)) and not is_shm(path, exc.msg):
+               and (not row.calls or _failed_call(exc.msg, frames) in row.calls) and pseudo_fs(path) is None)
+    if (storage or (name is None and write_failed and pseudo_fs(path) is None)) and not is_shm(path, exc.msg):
         # The errno may name the kind of file system: ENOTCONN, a FUSE mount whose daemon (s3fs, gcsfuse,
         # blobfuse, JuiceFS) is gone.
         fs = (row.fs if row is not None else None) or "posix"
@@ -1655,7 +1657,9 @@ def _fortran(exc: Exc, body: str, frames: tuple[str, ...]) -> Draft:
     if row is not None and row.io is not None:
         f = _FORTRAN_FILE.search(exc.msg)
         path = f.group("file").rstrip() if f is not None else ""
-        if path.startswith("/") and not path.startswith(("/dev/", "/proc/", "/sys/")) and not is_shm(path, exc.msg):
+        # a pseudo file system's path, or a device file named as the unit (/dev: its device's), is no storage's
+        if (path.startswith("/") and pseudo_fs(path) is None and not path.startswith("/dev/")
+                and not is_shm(path, exc.msg)):
             return Draft("storage.error", _fields(fs="posix", errno=None, path=path, exc_type=exc.cls,
                                                   detail=_detail(exc)))
     return Draft("app.exception", {"exc_type": exc.cls, "message": clip(exc.msg)})
