@@ -347,11 +347,12 @@ _NOT_HOSTS: Final = frozenset(
     )
 )
 _EXC_TAIL: Final = ("error", "exception", "warning", "exit", "interrupt", "failure", "fault", "timeout")
-# Programs that print their own name joined to the node's by a hyphen before `: `: slurmstepd (Slurm 21.08 on,
-# `slurmstepd-gpu07: error: ...` in a job's output and slurmd's log; the lab's Slurm 22.05 prints
-# `slurmstepd-ffnode1: error: --task-prolog failed status=1`). The word is the program's tag, which the Slurm
-# readers read (extract/slurmerr.py `_TAG`), not a host's: its digits are the node name's.
-_NODE_SUFFIXED_PROGRAMS: Final = ("slurmstepd-",)
+# Programs that print their own name joined to the node's by a hyphen before `: `: slurmstepd and slurmd (their
+# log's argv0 `slurmstepd-%s` / `slurmd-%s` with the node's name, src/slurmd/slurmstepd/slurmstepd.c and
+# slurmd.c, Slurm 21.08 on: `slurmstepd-gpu07: error: ...` in a job's output and slurmd's log; the lab's Slurm 22.05
+# prints `slurmstepd-ffnode1: error: --task-prolog failed status=1`). The word is the program's tag, which the
+# Slurm readers read (extract/slurmerr.py `_TAG`), not a host's: its digits are the node name's.
+_NODE_SUFFIXED_PROGRAMS: Final = ("slurmstepd-", "slurmd-")
 _PRINTER = re.compile(r"([A-Za-z][\w.\-]{1,63}): ")
 
 

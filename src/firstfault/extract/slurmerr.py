@@ -85,10 +85,6 @@ _HOST = r"[A-Za-z0-9][\w.\-]{0,126}"
 _ID = r"[\w.=+\-]{1,64}"
 _ANY = r"[^\s]{1,64}"
 _PLACEHOLDERS = re.compile(r"(\{host\}|\{id\}|\{any\})")
-# slurmstepd's and slurmd's log tag with the node's name (src/slurmd/slurmstepd/slurmstepd.c, slurmd.c: the log's
-# argv0 `slurmstepd-%s` with conf->node_name, 21.08-), which the prefix layer takes for a host's tag
-# (`slurmstepd-node-1: error: ...` arrives as `error: ...` from host `slurmstepd-node-1`): the program and its node
-_TAGGED_HOST = re.compile(r"\A(?P<prog>slurmstepd|slurmd)-(?P<node>[A-Za-z0-9][\w.\-]{0,126})\Z")
 
 
 class _Read(NamedTuple):
@@ -261,9 +257,6 @@ class SlurmErrorExtractor:
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         _, body = split_rank_prefix(line)
-        tagged = _TAGGED_HOST.match(ctx.host) if ctx.host else None
-        if tagged is not None and _TAG.search(body) is None:
-            body = f"{tagged.group('prog')}: {body}"  # the daemon's tag the prefix layer took for a host's
         read = read_slurm_error(body, ctx.source in _DAEMON_SOURCES)
         if read is None:
             return
