@@ -544,8 +544,9 @@ def may_wrap(buf: bytes, e: int) -> bool:
     of these): a lower-case word there (_CONT_NEXT), a value after a closing `:` (_COLON_NEXT), an indented CUDA
     call's place (_CALL_PLACE), or a table's row whose next row has a blank first cell (_TABLE_NEXT). A byte test or
     two for most lines."""
-    if e > 0 and _row_end(buf, e) and _TABLE_NEXT.match(buf, e + 1) is not None:
-        return True
+    last = buf[e - 1] if e > 0 else 0
+    if (last == 124 or (last == 13 and _row_end(buf, e))) and _TABLE_NEXT.match(buf, e + 1) is not None:
+        return True  # (124: `|`, 13: a CR before the newline; one index per candidate)
     nxt = buf[e + 1:e + 2]
     if b"a" <= nxt <= b"z":
         return _CONT_NEXT.match(buf, e + 1) is not None
