@@ -224,3 +224,28 @@ def test_the_hyperpod_step_through_the_tests_feed() -> None:
             "exit status 100.")
     got = [(e.kind, e.fields.get("part")) for e in helpers.events([line], "application", node="n1")]
     assert got == [("platform.error", "provision")]
+
+
+# ---------------------------------------------------------------- a cloud's refusal the provisioning program passes on
+
+
+def _reads(line: str) -> list[tuple[str, object]]:
+    return [(e.kind, e.fields.get("refusal")) for e in helpers.events([line], "syslog", node="ctrl")]
+
+
+def test_a_quota_slurm_gcp_set_as_the_nodes_reason_is_the_jobs_set_up() -> None:
+    # GoogleCloudPlatform/cluster-toolkit#3225 (slurmctld.log: resume.py's `GCP Error: <message>` as the node's reason)
+    line = ("[2024-11-06T11:23:46.199] update_node: node hpcslurm-c4nodeset-1 reason set to: GCP Error: Quota "
+            "CPUS_PER_VM_FAMILY exceeded. Limit: 12.0 in region europe-west4.")
+    assert _reads(line) == [("app.exception", "over_quota")]
+    assert provision([line]) == []
+
+
+def test_a_stock_out_slurm_gcp_set_as_the_nodes_reason_is_no_cause() -> None:
+    # Compute Engine's stock-out message (its documentation, "Troubleshooting resource availability errors":
+    # ZONE_RESOURCE_POOL_EXHAUSTED), in the same reason form: no quota, no fault of the job's or a node's (unknown)
+    line = ("[2024-11-06T11:23:46.199] update_node: node hpc-a2nodeset-1 reason set to: GCP Error: The zone "
+            "'projects/p/zones/us-central1-a' does not have enough resources available to fulfill the request.  Try a "
+            "different zone, or try again later.")
+    assert _reads(line) == []
+    assert provision([line]) == []
