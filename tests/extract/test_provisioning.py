@@ -249,3 +249,42 @@ def test_a_stock_out_slurm_gcp_set_as_the_nodes_reason_is_no_cause() -> None:
             "different zone, or try again later.")
     assert _reads(line) == []
     assert provision([line]) == []
+
+
+def _node_down(lines: list[str]) -> list[object]:
+    return [e.fields.get("reason") for e in helpers.events(lines, "syslog", node="ctrl") if e.kind == "sched.node_down"]
+
+
+_REQUEUE = [
+    "[2024-11-06T11:23:46.199] requeue job JobId=2 due to failure of node hpcslurm-c4nodeset-1",
+    "[2024-11-06T11:23:46.199] update_node: node hpcslurm-c4nodeset-1 state set to DOWN",
+]
+
+
+@pytest.mark.parametrize("reason", [
+    # GoogleCloudPlatform/cluster-toolkit#3225: the project's quota (the job's set-up)
+    "GCP Error: Quota CPUS_PER_VM_FAMILY exceeded. Limit: 12.0 in region europe-west4.",
+    # Compute Engine's stock-out in the same form (no cause)
+    "GCP Error: The zone 'projects/p/zones/europe-west4-a' does not have enough resources available to fulfill the "
+    "request.  Try a different zone, or try again later.",
+])
+def test_a_node_the_cloud_refused_to_create_did_not_fail(reason: str) -> None:
+    # slurm-gcp's resume.py sets the node DOWN with the cloud's error as its reason; slurmctld's requeue `due to
+    # failure of node` that follows is that refusal's, not a node that failed under the job
+    lines = [f"[2024-11-06T11:23:46.199] update_node: node hpcslurm-c4nodeset-1 reason set to: {reason}", *_REQUEUE]
+    assert _node_down(lines) == []
+
+
+@pytest.mark.parametrize("reason", [
+    "maintenance",  # an administrator's reason: no cloud's refusal
+    "Not responding",
+])
+def test_a_node_downed_for_another_reason_still_failed(reason: str) -> None:
+    lines = [f"[2024-11-06T11:23:46.199] update_node: node hpcslurm-c4nodeset-1 reason set to: {reason}", *_REQUEUE]
+    assert "node failure" in _node_down(lines)  # (slurmctld's `Not responding` reason is a node_down of its own too)
+
+
+def test_the_refusal_is_of_its_own_node_only() -> None:
+    lines = ["[2024-11-06T11:23:46.199] update_node: node hpcslurm-c4nodeset-0 reason set to: GCP Error: Quota "
+             "CPUS_PER_VM_FAMILY exceeded. Limit: 12.0 in region europe-west4.", *_REQUEUE]
+    assert _node_down(lines) == ["node failure"]
