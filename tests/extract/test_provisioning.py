@@ -288,3 +288,17 @@ def test_the_refusal_is_of_its_own_node_only() -> None:
     lines = ["[2024-11-06T11:23:46.199] update_node: node hpcslurm-c4nodeset-0 reason set to: GCP Error: Quota "
              "CPUS_PER_VM_FAMILY exceeded. Limit: 12.0 in region europe-west4.", *_REQUEUE]
     assert _node_down(lines) == ["node failure"]
+
+
+def test_parallelclusters_resume_passing_on_a_stock_out_decides_nothing_of_its_own() -> None:
+    # aws/aws-parallelcluster#2716 (slurm_resume.log): the EC2 stock-out decides (no cause); slurm_resume's own
+    # `Failed to launch following nodes, setting nodes to down` is no row
+    lines = [
+        "2021-05-18 14:05:41,318 - [slurm_plugin.common:add_instances_for_nodes] - ERROR - Encountered exception when "
+        "launching instances for nodes (x1) ['gpu1-dy-g4dnxlarge-7']: An error occurred (InsufficientInstanceCapacity) "
+        "when calling the RunInstances operation (reached max retries: 1): We currently do not have sufficient "
+        "g4dn.xlarge capacity in the Availability Zone you requested (us-east-1a).",
+        "2021-05-18 14:05:41,320 - [slurm_plugin.resume:_resume] - ERROR - Failed to launch following nodes, setting "
+        "nodes to down: (x1) ['gpu1-dy-g4dnxlarge-7']",
+    ]
+    assert provision(lines) == []
