@@ -12,7 +12,7 @@ the cache gives them back); the last, how each printer's exit number reads, by v
 
 import re
 from collections import abc
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import suppress
 from functools import lru_cache, wraps
 from importlib import resources
@@ -1786,6 +1786,12 @@ class PlatformProgram(_Row, kw_only=True, frozen=True):
     # print: `Failed to start Slurm node daemon.`)
     units: tuple[Annotated[str, Meta(min_length=3, pattern=r"^[a-z0-9][a-z0-9_.-]*$")], ...] = ()
     descriptions: tuple[Annotated[str, Meta(min_length=8)], ...] = ()
+    # the program's own source files as a Python traceback's frames name them (a path's fragment, case as printed:
+    # `/slurm/scripts/`, `lifecycle_script.py`): a traceback whose outermost frame is one of them is that program's
+    frames: tuple[Annotated[str, Meta(min_length=8)], ...] = ()
+    # the scripts it runs as its steps, as a `CalledProcessError`'s command names them (`'./utils/install_docker.sh'`
+    # in `Command '['sudo', 'bash', './utils/install_docker.sh']' returned non-zero exit status 100.`)
+    steps: tuple[Annotated[str, Meta(min_length=6, pattern=r"^[^'\s]+$")], ...] = ()
     printed_by: Annotated[str, Meta(min_length=8)]  # the repository and manifest or source that names it
 
     def __post_init__(self) -> None:
@@ -1793,6 +1799,8 @@ class PlatformProgram(_Row, kw_only=True, frozen=True):
             raise ValueError("a program needs names or units")
         if self.descriptions and not self.units:
             raise ValueError("descriptions are a unit's")
+        if (self.frames or self.steps) and self.part != "provision":
+            raise ValueError("frames and steps are a provisioning program's (part provision)")
 
 
 @lru_cache(maxsize=1)
@@ -1807,7 +1815,8 @@ def platform_program_table() -> tuple[PlatformProgram, ...]:
         if row.program in programs:
             raise CatalogTableError(f"{where}: program {row.program!r} listed twice")
         programs.add(row.program)
-        for name in (*row.names, *(f"unit {u}" for u in row.units), *(f"description {d}" for d in row.descriptions)):
+        for name in (*row.names, *(f"unit {u}" for u in row.units), *(f"description {d}" for d in row.descriptions),
+                     *(f"frame {f}" for f in row.frames), *(f"step {s}" for s in row.steps)):
             if name in names:
                 raise CatalogTableError(f"{where}: name {name!r} listed twice")
             names.add(name)
@@ -1976,6 +1985,25 @@ def platform_words() -> tuple[PlatformWord, ...]:
     `platform_programs`, no text twice."""
     return _owned("platform.yaml", "platform_words", PlatformWord, "program",
                   {row.program for row in platform_program_table()}, "platform_programs")
+
+
+def provisioning_program(frames: Sequence[str]) -> PlatformProgram | None:
+    """The provisioning program (catalog/platform.yaml `platform_programs`, part provision) whose own source file the
+    outermost of a Python traceback's `frames` (outermost first) is, or None: the program that was running when the
+    exception was reported (slurm-gcp's `/slurm/scripts/setup.py`, HyperPod's `lifecycle_script.py`). A frame of
+    such a file further in (a job that imports a module of it) decides nothing."""
+    if not frames:
+        return None
+    first = frames[0]
+    return next((row for row in platform_program_table() if any(f in first for f in row.frames)), None)
+
+
+def provisioning_step(message: str) -> PlatformProgram | None:
+    """The provisioning program (part provision) one of whose steps a `CalledProcessError`'s command names, quoted
+    as Python's repr of the argument list quotes it (`'./utils/install_docker.sh'`), or None."""
+    if "'" not in message:
+        return None
+    return next((row for row in platform_program_table() if any(f"'{s}'" in message for s in row.steps)), None)
 
 
 @lru_cache(maxsize=1)

@@ -50,6 +50,7 @@ word of its stream and only when no cause read from fuller evidence stands.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Final, NamedTuple
@@ -2109,17 +2110,21 @@ class TracebackModel:
         return [(st.unsettled[0], st.unsettled[1], who) for who, st in self.streams.items()
                 if st.unsettled is not None and not st.decided]
 
-    def open_ends(self) -> list[OpenEnd]:
+    def open_ends(self, provisioning: Callable[[tuple[str, ...]], object] | None = None) -> list[OpenEnd]:
         """The tracebacks still open where the stream ends, opened by their header and with at least one frame: the
         process stopped (or the log was cut) before Python printed the exception line (frames without a header are
         as often a stack dump of a live process: py-spy's, gdb's `py-bt`). Not a later member of a chain that already
         decided (an envelope), not one that ended a thread or that Python ignored, and at most one per place
-        (a tagged header opens two streams: the first opened is kept)."""
+        (a tagged header opens two streams: the first opened is kept). `provisioning`: where it names the frames
+        (its outermost first) a cluster's provisioning program's own, they count without a header too (no one dumps
+        such a program's live stack; it prints its frames only in an exception's report)."""
         out: list[OpenEnd] = []
         seen: set[tuple[str, int]] = set()
         for st in self.streams.values():
             head = st.head
-            if (st.opened is None or head is None or TRACEBACK not in st.head_text or not st.frames or st.decided
+            headed = TRACEBACK in st.head_text or (provisioning is not None and bool(st.frames)
+                                                   and provisioning(tuple(st.frames)) is not None)
+            if (st.opened is None or head is None or not headed or not st.frames or st.decided
                     or st.in_thread or st.ignored or ignored(tuple(st.frames))):
                 continue
             at = (head.file, st.opened)
