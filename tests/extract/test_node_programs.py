@@ -136,8 +136,8 @@ def test_gkes_installer_failing_on_the_fallback_driver_is_the_drivers() -> None:
     # record after the default driver did not support the node's L4 GPUs
     line = ("E0625 05:36:32.767916    5389 install.go:452] failed to check driver compatibility: failed to get "
             "fallback driver: failed to get R525 GPU driver version: failed to download artifact "
-            "gpu_R525_version: failed to download gpu_R525_version from gs://cos-tools/17412.101.13/gpu_R525_version : failed to download "
-            "gpu_R525_version, status: 404 Not Found")
+            "gpu_R525_version: failed to download gpu_R525_version from "
+            "gs://cos-tools/17412.101.13/gpu_R525_version : failed to download gpu_R525_version, status: 404 Not Found")
     assert platform_errors(line) == [("cos-gpu-installer", "driver")]
 
 
