@@ -9,6 +9,7 @@ prepend its own tag, and they stack:
 | layer | example | yields |
 |---|---|---|
 | container runtime (CRI, docker, `kubectl logs --timestamps`) | `2026-11-02T10:03:07.123456789Z stderr F ` | - |
+| a log console's row copied (Cloud Logging): local stamp, zone glued to the line | `2022-05-20 06:14:58.902 EDT` | - |
 | mpirun `--tag-output` | `[1,2]<stderr>:` | rank 2 |
 | PyTorch rank prefix (`TORCH_...`, >= 2.2) | `[rank2]:` | rank 2 |
 | MPICH's PMI client | `[cli_2]:` | rank 2 |
@@ -68,6 +69,25 @@ from firstfault.timeparse import BANNER_RULE, progress_bar_end
 # The container runtime's stamp: RFC 3339 with a `T`, then CRI's stream and tag.
 _RUNTIME = re.compile(
     r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+(?:(?:stdout|stderr)\s+[FP]\s+)?"
+)
+# A row of a log console (Google Cloud's Logs Explorer) copied as text: the entry's time in the viewer's own zone, to
+# the millisecond, then the zone's abbreviation glued to the payload, no space between (the console's spans pasted
+# without theirs; its severity, where copied, on a line of its own before): `2022-05-20 06:14:58.902 EDTfailed to
+# verify GPU driver installation` (GoogleCloudPlatform/container-engine-accelerators#237), `2024-05-31 21:59:39.905
+# GETThe requested driver does not exist.` (#382: Georgia's zone, UTC+4, four hours after the `17:59:39` of wget's
+# own stamp in the same paste; not an HTTP method). The zones are data: the abbreviations a console prints for the
+# zones of the tz database (the Americas', Europe's, Asia's and Oceania's in common use), or an offset from GMT/UTC.
+# Only glued, and not inside a capitalised word: a zone word with a space after it (`... 21:59:39.905 GET /api 200`),
+# or one that begins a word in capitals (`ESTABLISHED`, `ARTIFACT`), is the line's own word.
+_CONSOLE_ZONES: Final = (
+    "UTC", "GMT", "EST", "EDT", "CST", "CDT", "MST", "MDT", "PST", "PDT", "AKST", "AKDT", "HST", "AST", "ADT", "NST",
+    "NDT", "BRT", "ART", "CLT", "CLST", "WET", "WEST", "BST", "IST", "CET", "CEST", "EET", "EEST", "MSK", "GET", "AMT",
+    "GST", "PKT", "NPT", "ICT", "WIB", "SGT", "HKT", "PHT", "JST", "KST", "AWST", "ACST", "ACDT", "AEST", "AEDT",
+    "NZST", "NZDT",
+)
+_CONSOLE = re.compile(
+    r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} (?:(?:GMT|UTC)[+-]\d{1,2}(?::?\d\d)?|"
+    + "|".join(sorted(_CONSOLE_ZONES, key=lambda z: (-len(z), z))) + r")(?=[^\sA-Z]|[A-Z](?![A-Z]))"
 )
 _MPI = re.compile(r"\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s?")
 _RANK = re.compile(r"\[rank(?P<rank>\d+)\]:\s?")
@@ -611,7 +631,7 @@ class PrefixLayer:
                         body = body[m.start("tag") if keep else m.end():]
                         continue
             if c.isdigit():
-                m = _RUNTIME.match(body)
+                m = _RUNTIME.match(body) or (_CONSOLE.match(body) if body[23:24] == " " else None)
                 if m and m.end() < len(body):
                     body = body[m.end():]
                     continue
