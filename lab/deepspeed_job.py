@@ -10,6 +10,8 @@ faults (LAB_FAULT, see jobenv):
   exception          rank 1 raises ValueError at step 3 (a collate bug dropped a label)
   sigkill_external   rank 1 writes its marker and waits; the driver kill -9s it
   hang               rank 1 stops at step 3; the others time out in the gradient allreduce (gloo, 10 s)
+  batch_size_mismatch  the config's train_batch_size (16, written for 4 ranks) does not fit 3 ranks: DeepSpeed's
+                       own check refuses it in deepspeed.initialize
   none               a clean run
 """
 
@@ -40,7 +42,10 @@ def main() -> None:
              os.environ.get("LOCAL_RANK"), dist.get_backend())
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
-    engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=CONFIG)
+    config = CONFIG
+    if jobenv.FAULT == "batch_size_mismatch":  # a config written for 4 ranks of micro batch 4, run on 3
+        config = {**CONFIG, "train_batch_size": 16}
+    engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=config)
     # every group: DeepSpeed all-reduces the gradients on its own clone of the world group (dist.new_group), made
     # with torch's default timeout (30 min for gloo), not the one init_distributed was given
     for group in list(dist.distributed_c10d._world.pg_map):

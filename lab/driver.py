@@ -30,6 +30,7 @@ import contextlib
 import datetime as dt
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -157,6 +158,10 @@ def _prepare_workdir(fault: Fault, work: Path) -> None:
                 os.truncate(path, path.stat().st_size // 2)
     if fault.hold_lock:
         (work / fault.hold_lock).parent.mkdir(parents=True, exist_ok=True)
+    if fault.task_prolog:  # the job's own task prolog, which srun runs before each task (--task-prolog)
+        script = work / "task-prolog.sh"
+        script.write_text(f"#!/bin/bash\n{fault.task_prolog}")
+        script.chmod(0o755)
     if fault.drop_dac_override:  # a checkpoint directory another user's job made, which this job may not write
         shared = work / "ckpt-shared"
         shared.mkdir()
@@ -506,7 +511,7 @@ def run_local(fault: Fault, out: Path) -> RunResult:
 
 
 def _sbatch_script(fault: Fault, work: Path, bundle: Path, port: int) -> str:
-    srun = ["srun", *fault.srun_opts]
+    srun = ["srun", *fault.srun_opts, *([f"--task-prolog={work}/task-prolog.sh"] if fault.task_prolog else [])]
     if fault.slurm_output == "label":
         srun.append("--label")
     else:
@@ -557,7 +562,12 @@ def run_slurm(fault: Fault, out: Path, cluster: Any) -> RunResult:
         if fault.admin_at_marker:
             time.sleep(1)  # slurmctld acts on the job (or leaves it be) before the ranks go on
             (work / "go").write_text("")
-        state = cluster.wait_state(jid, timeout=fault.timeout)
+        if fault.ends_held:
+            # a failed prolog requeues the batch job held: it would wait in the queue for ever; once held (its
+            # records and the node's reason taken below), the driver cancels it, as its owner would
+            state = _wait_held(cluster, jid, fault.timeout)
+        else:
+            state = cluster.wait_state(jid, timeout=fault.timeout)
         # the steps' records land a moment after the allocation's
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
@@ -573,16 +583,26 @@ def run_slurm(fault: Fault, out: Path, cluster: Any) -> RunResult:
         for cmd in fault.admin_after:
             cluster.run("scontrol", *(a.format(node=node, jobid=jid) for a in cmd), check=False)
     detail += f", {state}"
+    if fault.ends_held:
+        scontrol = cluster.run("scontrol", "show", "job", jid, check=False).stdout
+        cluster.run("scancel", jid, check=False)
+        (bundle / "scheduler" / "scontrol.txt").write_text(scontrol)
     (bundle / "scheduler" / "sacct.txt").write_text(sacct)
     # right after the end scontrol still says JobState=COMPLETING (KillWait, epilog); take it once settled
     deadline = time.monotonic() + 20
-    while True:
+    while not fault.ends_held:
         scontrol = cluster.run("scontrol", "show", "job", jid, check=False).stdout
         if "JobState=COMPLETING" not in scontrol or time.monotonic() > deadline:
             break
         time.sleep(0.5)
     if scontrol.strip():
         (bundle / "scheduler" / "scontrol.txt").write_text(scontrol)
+    # where the site's Prolog or Epilog ran: the node's record (`scontrol show node`, its Reason= once slurmctld
+    # drained it), as an operator looks at it
+    node_record = fault.slurm_profile in NODE_PROGRAM_PROFILES
+    if node_record:
+        (bundle / "scheduler" / "scontrol-node.txt").write_text(
+            cluster.run("scontrol", "show", "node", node, check=False).stdout)
     job_line = next(ln for ln in sacct.splitlines() if ln.split("|")[0] == jid)
     cols = dict(zip(SACCT_COLS.split(","), job_line.split("|"), strict=False))
     start = cols["Start"] + "Z" if cols.get("Start", "Unknown") != "Unknown" else _utc(t0)
@@ -596,6 +616,8 @@ def run_slurm(fault: Fault, out: Path, cluster: Any) -> RunResult:
     sources.append({"kind": "scheduler", "path": "scheduler/sacct.txt", "format": "sacct"})
     if scontrol.strip():
         sources.append({"kind": "scheduler", "path": "scheduler/scontrol.txt", "format": "scontrol"})
+    if node_record:
+        sources.append({"kind": "syslog", "path": "scheduler/scontrol-node.txt"})
     workload = {
         "apiVersion": "firstfault/v1",
         "workload": {
@@ -612,6 +634,24 @@ def run_slurm(fault: Fault, out: Path, cluster: Any) -> RunResult:
     _write_yaml(bundle / "workload.yaml", workload)
     shutil.rmtree(work, ignore_errors=True)
     return RunResult(fault.name, bundle, time.time() - t0, detail)
+
+
+# the lab's Slurm profiles whose site Prolog or Epilog fails on the node (lab/slurm.py)
+NODE_PROGRAM_PROFILES = ("epilog", "prolog")
+
+
+def _wait_held(cluster: Any, jid: str, timeout: float) -> str:
+    """Waits until slurmctld holds job `jid` in the queue (a failed launch or prolog requeues it held:
+    `Reason=launch_failed_requeued_held`, priority 0); returns its state and reason as scontrol shows them."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out = cluster.run("scontrol", "show", "job", jid, check=False).stdout
+        state = re.search(r"JobState=(\S+)", out)
+        reason = re.search(r"Reason=(\S+)", out)
+        if state and reason and "held" in reason.group(1).lower():
+            return f"{state.group(1)} ({reason.group(1)})"
+        time.sleep(0.5)
+    raise TimeoutError(f"job {jid} was not held within {timeout:.0f}s")
 
 
 def harness_terminal() -> frozenset[str]:

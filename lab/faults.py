@@ -106,6 +106,31 @@ Seventh round (lab breadth, issue 25; docs/verdict.md decides each):
 - a rank whose stdout's reader went away (the pipe to a log collector closed: BrokenPipeError on its next print):
   the rank's end is the reader's loss, which the evidence does not explain (EPIPE is a peer's side,
   catalog/exceptions.yaml): `unknown`, no affected nodes.
+
+Eighth round (lab breadth, issue 25; docs/verdict.md decides each):
+- a file in the checkpoint's place that is no checkpoint (a Git LFS pointer a clone without `git lfs pull` leaves),
+  read with torch.load: the workload's exception reading it, `app.exception`, as a checkpoint cut short;
+- a checkpoint directory that another rank of the job removed before the save into it (a clean-up of old
+  checkpoints racing the save): the workload's own bug, `app.exception` on the node of the rank that raised; no
+  storage error (ENOENT on a file is the workload's I/O);
+- a launch agent that the job's mpirun is configured with (`plm_rsh_agent`, as an MPI operator's kubexec script or a
+  site's `false` gives it) failing to start Open MPI's daemon on a host of the job's host list: what the job's
+  launch asked for against what is there, as the seventh round's unresolvable host: `app.exception.setup` on the
+  node whose mpirun reported it, never a network or a node cause;
+- a batch size that does not fit the world size (DeepSpeed's `train_batch_size` against micro batch x
+  accumulation x ranks): verdict.md's "parallel or batch sizes that do not fit the world size",
+  `app.exception.setup`;
+- an address the job's set-up names where nothing listens (JAX processes given the coordinator port of an earlier
+  run, so they dial a port no process has): the evidence is a coordinator that does not answer, as a coordinator not
+  up yet or gone gives it (verdict.md: "not a rendezvous that could not reach its store"): `unknown`, no affected
+  nodes;
+- a task prolog the job gives srun (`--task-prolog`) failing on the node: the job's own set-up of its tasks, no rank
+  ran: `app.exception.setup` on that node (the site's Prolog is another matter: below);
+- the site's Slurm Epilog failing after the job completed (slurmctld drains the node): verdict.md "its epilog ...
+  name[s] no cause of the job's end": the job succeeded, `none`;
+- the site's Slurm Prolog failing on the job's node (slurmctld drains the node and requeues the batch job held):
+  verdict.md `node.scheduler`, "the job's prolog failing", infrastructure, on that node; the job never ran, so no
+  outcome is asserted.
 """
 
 from __future__ import annotations
@@ -141,7 +166,8 @@ class Fault:
     sbatch_opts: tuple[str, ...] = ()
     scancel_at_marker: bool = False
     memcg_limit: int | None = None  # torchrun only: run the job in a memory cgroup (v1) of this many bytes
-    slurm_profile: Literal["harness", "jobacct", "cgroup"] = "harness"  # which Slurm (lab/slurm.py)
+    slurm_profile: Literal["harness", "jobacct", "cgroup", "admin", "epilog", "prolog"] = "harness"  # which Slurm
+    #                                                                                        (lab/slurm.py)
     mem: str | None = None
     timeout: float = 120.0
     # more injection knobs (all default off)
@@ -176,6 +202,11 @@ class Fault:
     # seventh round: lab breadth
     hostfile: tuple[str, ...] = ()  # mpirun, deepspeed: the lines of a hostfile the launcher is given (--hostfile)
     hold_lock: str = ""  # torchrun only: a file (under the job's work directory) the driver holds an flock on
+    # eighth round: lab breadth
+    task_prolog: str = ""  # slurm only: the body of a task prolog script the driver writes and srun runs
+    #                        (--task-prolog) before each task
+    ends_held: bool = False  # slurm only: the job ends held in the queue (a failed prolog requeues it held): the
+    #                          driver records it once held and then cancels it
 
     @property
     def train_fault(self) -> str:
@@ -673,6 +704,54 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
              "print raises 'BrokenPipeError: [Errno 32] Broken pipe' and the peers fail in gloo. The rank's end is "
              "the reader's loss, which nothing in the evidence explains: unknown.",
              lab_fault="stdout_broken_pipe"),
+    # ------------------------------------------------ eighth round: lab breadth (issue 25)
+    _sw("ckpt_not_checkpoint", "app.exception",
+        "At step 3 every rank rolls back to the run's checkpoint, but the file in its place is a Git LFS pointer (a "
+        "clone of the model repository made without `git lfs pull`: a few lines of text, 'version "
+        "https://git-lfs.github.com/spec/v1'); torch.load refuses it. No storage error: the workload's exception "
+        "reading it.", lab_fault="ckpt_lfs_pointer", ranks="0,1,2"),
+    _sw("ckpt_dir_removed", "app.exception",
+        "At step 3 rank 0 makes the step's checkpoint directory and, before it saves into it, rank 1's clean-up of "
+        "old checkpoints removes the directory (the ranks agree on the order by barriers, so the race ends the same "
+        "way every run); rank 0's torch.save fails ('Parent directory ... does not exist.'), the peers fail in "
+        "gloo. The workload's own bug: app.exception on rank 0's node.", lab_fault="ckpt_dir_removed"),
+    _sw("mpirun_rsh_agent_failed", "app.exception.setup",
+        "mpirun --hostfile with 'localhost slots=2' and '127.0.0.2 slots=1' (a second name for this machine, which "
+        "Open MPI takes for another host) and the launch agent the job's configuration names, `--mca plm_rsh_agent "
+        "false`, which fails as a broken ssh or kubexec wrapper does: Open MPI cannot start its daemon on the "
+        "second host ('ORTE was unable to reliably start one or more daemons') and no rank runs. What the job's "
+        "launch asked for against what is there: app.exception.setup on this node.", mode="mpirun",
+        lab_fault="none", oversubscribe=False, hostfile=("localhost slots=2", "127.0.0.2 slots=1"),
+        launcher_opts=("--mca", "plm_rsh_agent", "false")),
+    _sw("deepspeed_batch_size_mismatch", "app.exception.setup",
+        "DeepSpeed's config says train_batch_size 16 (written for 4 ranks of micro batch 4) and the job runs 3 "
+        "ranks: deepspeed.initialize's check refuses it on every rank ('Check batch related parameters. "
+        "train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size'). A batch size "
+        "that does not fit the world size: app.exception.setup.", mode="deepspeed", lab_fault="batch_size_mismatch",
+        ranks="0,1,2", timeout=600.0, slow_first_start=True),
+    _unknown("jax_coordinator_unreachable",
+             "JAX processes 1 and 2 are given the coordinator port of an earlier run (their launch script's stale "
+             "value), where nothing listens; process 0 starts the coordinator on the right port and waits for them. "
+             "Each side times out (initialization limit 20 s). The evidence is a coordinator that does not answer "
+             "and peers that never came: unknown.", mode="jax", lab_fault="coordinator_unreachable", ranks="1,2",
+             timeout=180.0),
+    _sw("slurm_task_prolog_failed", "app.exception.setup",
+        "Under sbatch + srun --label: srun is given a task prolog (--task-prolog, the job's own script) that makes "
+        "each task's scratch directory under /local/scratch, which this node does not have; the script fails "
+        "(mkdir: No such file or directory) and no task runs the training. The job's own set-up of its tasks: "
+        "app.exception.setup on the node.", mode="slurm", lab_fault="none", ranks="0,1,2",
+        task_prolog='set -e\nmkdir "/local/scratch/$SLURM_JOB_ID.$SLURM_PROCID"\n'),
+    Fault("slurm_epilog_failed", "slurm",
+          "A clean run under sbatch + srun --label on a Slurm whose site Epilog fails on the node after every job "
+          "(its clean-up cannot unmount a scratch directory: exit 1); slurmctld drains the node, the job itself "
+          "completed. The epilog names no cause of the job's end: none.", domain="none", outcome="succeeded",
+          affected_nodes=[], lab_fault="none", slurm_profile="epilog"),
+    Fault("slurm_prolog_failed", "slurm",
+          "A batch job on a Slurm whose site Prolog fails on the job's node (its health check finds the node's "
+          "scratch file system missing: exit 1); slurmctld drains the node ('Prolog error') and requeues the job "
+          "held; the training never starts. The job's prolog failing: infrastructure / node.scheduler on the node.",
+          domain="infrastructure", category="node.scheduler", outcome=None, lab_fault="none",
+          slurm_profile="prolog", ends_held=True),
     # ------------------------------------------------ third round: the scheduler acting on nodes and partitions
     _admin("slurm_node_down",
            "While every rank waits at step 3 the job's node is set DOWN (scontrol update state=down, as a health "

@@ -10,12 +10,15 @@ processes with an all-gather over the global CPU devices (XLA's gloo collectives
   sigkill_external   rank 1 writes its marker and waits; the driver kill -9s it
   hang               rank 1 stops at step 3; the others wait in the all-gather
   num_processes_wrong  every process names num_processes=4 for the 3 started: the coordinator waits for a fourth
+  coordinator_unreachable  the fault ranks dial the coordinator port of an earlier run, where nothing listens
+                     (a free port of this host, taken and let go); process 0 starts the coordinator on the right one
   none               a clean run
 """
 
 from __future__ import annotations
 
 import os
+import socket
 
 import jax
 import jax.numpy as jnp
@@ -34,10 +37,17 @@ def main() -> None:
     # num_processes_wrong: the job's configuration names one process more than the launch starts; the coordinator
     # then waits its whole initialization limit, 20 s for that fault (a run of a minute with the usual 60 s)
     wrong = jobenv.FAULT == "num_processes_wrong"
-    jax.distributed.initialize(num_processes=WORLD + wrong, process_id=RANK,
+    stale = jobenv.FAULT == "coordinator_unreachable"
+    address = None  # JAX_COORDINATOR_ADDRESS
+    if stale and jobenv.fires(RANK):
+        with socket.socket() as s:  # a port nothing listens on: the launch script's value from an earlier run
+            s.bind(("127.0.0.1", 0))
+            address = f"127.0.0.1:{s.getsockname()[1]}"
+        log.info("coordinator %s", address)
+    jax.distributed.initialize(coordinator_address=address, num_processes=WORLD + wrong, process_id=RANK,
                                heartbeat_timeout_seconds=int(jobenv.PG_TIMEOUT),
                                shutdown_timeout_seconds=int(jobenv.PG_TIMEOUT),
-                               initialization_timeout=int((2 if wrong else 6) * jobenv.PG_TIMEOUT))
+                               initialization_timeout=int((2 if wrong or stale else 6) * jobenv.PG_TIMEOUT))
     log.info("JAX process %d of %d: %d global devices (%s)", jax.process_index(), jax.process_count(),
              jax.device_count(), jax.devices()[0].platform)
     rng = np.random.default_rng(RANK)

@@ -16,7 +16,9 @@ start. Two memory profiles, two real mechanisms with different evidence:
   job FAILED and the step "CANCELLED by 0".
 
 A third profile, "admin", keeps the harness's configuration: it is a cluster of its own for the faults
-that act on the node or the partition while a job runs (lab/faults.py, lane "slurm-admin").
+that act on the node or the partition while a job runs (lab/faults.py, lane "slurm-admin"). Two more,
+"epilog" and "prolog" (eighth round), give the node a site Epilog or Prolog that fails (`NODE_PROGRAMS`):
+slurmctld then drains the node, so each is a cluster of its own for one fault.
 
 "jobacct" and "cgroup" make memory a consumable resource (CR_Core_Memory, 1000M per CPU by
 default) and let the node claim 16000M so that a few jobs run at once. Only one
@@ -52,6 +54,10 @@ PROFILES: dict[str, dict[str, str]] = {
     # the harness's own configuration, in a cluster of its own: its faults set the node DOWN or DRAIN, set the
     # partition DOWN or requeue the job, which must not touch the jobs of other faults
     "admin": {},
+    # eighth round: the site's node-side programs, each failing on the node (a cluster of its own: slurmctld drains
+    # the node). The scripts are written beside slurm.conf (`NODE_PROGRAMS`); {base} is the cluster's directory
+    "epilog": {"Epilog": "{base}/epilog.sh"},
+    "prolog": {"Prolog": "{base}/prolog.sh"},
     "cgroup": {
         **COMMON,
         "TaskPlugin": "task/cgroup",
@@ -67,11 +73,20 @@ ConstrainSwapSpace=yes
 AllowedSwapSpace=0
 """
 NODE_MEMORY = "RealMemory=16000"
+# the site's Prolog and Epilog of the "prolog" and "epilog" profiles, as a site's health check and clean-up fail:
+# slurmd runs them as root on the node, their output goes nowhere the job sees
+NODE_PROGRAMS = {
+    "epilog": ("epilog.sh", "#!/bin/sh\n# the site's clean-up: unmount the job's scratch space\n"
+                            "umount /local/scratch/job.$SLURM_JOB_ID\n"),
+    "prolog": ("prolog.sh", "#!/bin/sh\n# the site's health check: the node's scratch file system must be there\n"
+                            "mountpoint -q /local/scratch || { echo \"prolog: /local/scratch is not mounted\" >&2; "
+                            "exit 1; }\n"),
+}
 
 
-def patch_conf(text: str, profile: str) -> str:
+def patch_conf(text: str, profile: str, base: Path | None = None) -> str:
     for key, value in PROFILES[profile].items():
-        line = f"{key}={value}"
+        line = f"{key}={value.format(base=base) if base else value}"
         if re.search(rf"^{key}=", text, flags=re.M):
             text = re.sub(rf"^{key}=.*$", line, text, flags=re.M)
         else:
@@ -89,7 +104,11 @@ def start(base: Path, profile: str = "jobacct") -> SlurmCluster:
 
     def configure(c: SlurmCluster) -> None:
         original(c)
-        c.conf.write_text(patch_conf(c.conf.read_text(), profile))
+        c.conf.write_text(patch_conf(c.conf.read_text(), profile, c.base))
+        if profile in NODE_PROGRAMS:
+            name, body = NODE_PROGRAMS[profile]
+            (c.base / name).write_text(body)
+            (c.base / name).chmod(0o755)
         if profile == "cgroup":
             (c.base / "cgroup.conf").write_text(CGROUP_CONF)
 

@@ -27,6 +27,7 @@ import math
 import mmap
 import os
 import resource
+import shutil
 import signal
 import sys
 import time
@@ -178,6 +179,18 @@ def rollback(model: torch.nn.Module, step: int) -> None:
         dist.barrier()
         log.info("step %d: rolling back to %s", step, path)
         model.load_state_dict(torch.load(path)["model"])  # torch >= 2.6: weights_only=True by default
+        return
+    if FAULT == "ckpt_lfs_pointer":
+        # the checkpoint came with a clone of the model repository made without `git lfs pull`: in its place, the
+        # pointer file Git LFS leaves (its spec: version, oid, size lines)
+        path = target / f"step-{step:04d}.pt"
+        if RANK == 0:
+            path.write_text("version https://git-lfs.github.com/spec/v1\n"
+                            "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+                            "size 12345\n")
+        dist.barrier()
+        log.info("step %d: rolling back to %s", step, path)
+        model.load_state_dict(torch.load(path, weights_only=True)["model"])
         return
     if FAULT == "ckpt_truncated":
         path = target / f"step-{step:04d}.pt"
@@ -370,9 +383,23 @@ def main() -> None:
             import lab_fasttok  # type: ignore[import-not-found]
 
             x = lab_fasttok.normalize(x)
-        if FAULT in ("ckpt_truncated", "ckpt_missing_shard", "ckpt_weights_only", "ckpt_size_mismatch") \
-                and step == FAULT_STEP:
+        if FAULT in ("ckpt_truncated", "ckpt_missing_shard", "ckpt_weights_only", "ckpt_size_mismatch",
+                     "ckpt_lfs_pointer") and step == FAULT_STEP:
             rollback(model.module, step)
+        if FAULT == "ckpt_dir_removed" and step == FAULT_STEP:
+            # rank 0 makes the step's checkpoint directory; rank 1's clean-up of old checkpoints removes it before
+            # rank 0 saves into it (the barriers fix the race's order)
+            step_dir = WORKDIR / "ckpt" / f"step-{step:04d}"
+            if RANK == 0:
+                step_dir.mkdir(parents=True)
+            dist.barrier()
+            if fires():
+                log.info("step %d: removing old checkpoints under %s", step, step_dir.parent)
+                shutil.rmtree(step_dir.parent)
+            dist.barrier()
+            if RANK == 0:
+                torch.save(model.module.state_dict(), step_dir / "model.pt")
+                log.info("step %d: saved %s", step, step_dir / "model.pt")
         if FAULT == "cpu_limit" and fires(step):
             cpu_limited_evaluation()
         if FAULT == "pids_limit" and fires(step):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 
+from firstfault.catalog.tables import nvml_anchors, nvml_table
 from firstfault.model import Event
 from tests.extract import helpers
 
@@ -126,3 +127,104 @@ def test_a_check_macros_message_at_its_source_line_is_cudas(line: str) -> None:
 ])
 def test_check_macro_near_misses(line: str) -> None:
     assert [e for e in feed([line]) if e.kind == "app.cuda_error"] == []
+
+
+# ---------------------------------------------------------------- every spelling of the install's rows, in its forms
+
+# The rows of the node's driver install (catalog/platform.yaml `nvml_errors`, no nvmlReturn_t: code 1000 on, class
+# driver) whose texts are their own report (an `nvml_anchors` entry each; the container CLI's `driver error: timed out`
+# counts only after the CLI's own anchor), each text with the words its row needs beside it (`also`)
+_INSTALL_TEXTS = [(row.name, text, row.also) for code, row in sorted(nvml_table().items())
+                  if code >= 1000 and row.nvml_class == "driver" for text in (row.message, *row.aliases)
+                  if text in nvml_anchors()]
+
+
+@pytest.mark.parametrize(("name", "text", "also"), _INSTALL_TEXTS, ids=[t for _, t, _ in _INSTALL_TEXTS])
+@pytest.mark.parametrize("form", [
+    # the program's line as it prints it, nvidia-installer's tag, a glog record (GKE's installers), a shell script's
+    # echo in a pod's log with the runtime's stamp, and a Cloud Logging console row copied with its local stamp and
+    # zone glued to the payload (container-engine-accelerators#382's `2024-05-31 21:59:39.905 GETThe requested ...`)
+    "{text} (details)",
+    "ERROR: {text} (details)",
+    "E0625 05:36:32.767916    5389 install.go:452] {text} (details)",
+    "2026-03-06T20:37:58.123456789Z stderr F {text} (details)",
+    "2024-05-31 21:59:39.905 GET{text} (details)",
+], ids=["bare", "installer", "glog", "cri", "console"])
+def test_every_spelling_of_the_install_rows_in_each_line_form(name: str, text: str, also: tuple[str, ...],
+                                                              form: str) -> None:
+    line = form.format(text=text) + "".join(f" [{w}]" for w in also)
+    assert driver_events([line]) == [name]
+
+
+@pytest.mark.parametrize(("line", "name"), [
+    # container-engine-accelerators#382 (the thread's log, GKE's Ubuntu installer behind the console's glued stamp)
+    ("2024-05-31 21:59:39.905 GETThe requested driver does not exist. Please check that the NVIDIA_DRIVER_VERSION "
+     "variable passed into the daemonset is correct", "CLOUD_GPU_DRIVER_INSTALL_FAILED"),
+    # nvidia-installer 590.48.01's words, their format filled in (kernel.c, misc.c, install-from-cwd.c; the module,
+    # tool and path are this test's), each as the first row of its 80-column wrap where it wraps
+    ("ERROR: The kernel module failed to load because it was not signed by a key that",
+     "NVIDIA_KERNEL_MODULE_NOT_LOADED"),
+    ("ERROR: Unable to load the 'nvidia-drm' kernel module.", "NVIDIA_KERNEL_MODULE_NOT_LOADED"),
+    ("ERROR: The nvidia-uvm kernel module failed to load. This kernel module is",
+     "NVIDIA_KERNEL_MODULE_NOT_LOADED"),
+    ("ERROR: The nvidia-uvm kernel module was not created.", "NVIDIA_KERNEL_MODULE_NOT_BUILT"),
+    ('ERROR: An error occurred while performing the step: "Checking to see whether the nvidia-drm kernel module was '
+     'successfully built". See /var/log/nvidia-installer.log for details.', "NVIDIA_KERNEL_MODULE_NOT_BUILT"),
+    ("ERROR: The kernel header file '/lib/modules/6.8.0-1015-aws/build/include/linux/kernel.h' does",
+     "NVIDIA_KERNEL_MODULE_NOT_BUILT"),
+    ("ERROR: Unable to find the development tool `cc` in your path; please make sure",
+     "NVIDIA_KERNEL_MODULE_NOT_BUILT"),
+    ("ERROR: You do not appear to have libc header files installed on your system.",
+     "NVIDIA_KERNEL_MODULE_NOT_BUILT"),
+    ("ERROR: Installation has failed.  Please see the file '/var/log/nvidia-installer.log' for",
+     "NVIDIA_INSTALLER_FAILED"),
+    ("WARNING: The Nouveau kernel driver is currently in use by your system.  This", "NOUVEAU_DRIVER_IN_USE"),
+    ("ERROR: Unable to unload the 'nvidia-uvm' kernel module.", "NVIDIA_KERNEL_MODULE_IN_USE"),
+    # NVIDIA/gpu-driver-container 06a208ca rhel9/nvidia-driver (_unload_driver, _resolve_rhel_version,
+    # _update_package_cache's echo with its continuation)
+    ("Could not stop NVIDIA persistence daemon", "NVIDIA_KERNEL_MODULE_IN_USE"),
+    ("Unable to resolve RHEL version from kernel version", "DRIVER_CONTAINER_NO_KERNEL"),
+    ("FATAL: failed to reach RHEL package repositories.  Ensure that the cluster can access the proper networks.",
+     "DRIVER_CONTAINER_NO_KERNEL_HEADERS"),
+])
+def test_the_install_in_its_printers_other_words(line: str, name: str) -> None:
+    assert driver_events([line]) == [name]
+
+
+def nvml_classes(lines: list[str], source: str = "syslog") -> list[object]:
+    return [e.fields.get("error") for e in feed(lines, source) if e.kind == "gpu.nvml_error"]
+
+
+def test_bottlerocket_running_nvidia_smi_that_failed_is_nvml_failing_unnamed() -> None:
+    # bottlerocket-os/bottlerocket#4889 (the reporter's EC2 console): the MIG manager's run of nvidia-smi at boot,
+    # its stderr empty; a reason nvidia-smi gives on the line decides the class
+    assert nvml_classes(["nvidia-migmanager[2755]: '/usr/bin/nvidia-smi' failed - stderr:"]) == ["unknown"]
+    assert nvml_classes(["nvidia-migmanager[2755]: '/usr/bin/nvidia-smi' failed - stderr: NVIDIA-SMI has failed "
+                         "because it couldn't communicate with the NVIDIA driver."]) == ["driver"]
+
+
+@pytest.mark.parametrize("line", [
+    # bottlerocket-os/bottlerocket#4889: ghostdog's ExecCondition= answer for each driver it did not pick (every boot)
+    "ghostdog[2337]: Error: open-gpu is not preferred driver: tesla",
+    # another command of the same programs (bottlerocket-core-kit sources/api/host-containers' format)
+    "host-containers[1203]: '/usr/bin/host-ctr' failed - stderr: connection refused",
+    # substratusai/runbooks#37: GKE's installer's W record before its fallback, and the fallback taken (install.go's
+    # format); its retry with legacy linking (Info)
+    "W0625 05:36:32.745071    5389 install.go:488] Driver version 470.182.03 doesn't support L4 GPU devices.",
+    "W0625 05:36:32.745071    5389 install.go:494] Using driver version 525.105.17 for L4 GPU compatibility.",
+    "I0625 05:36:40.000000    5389 install.go:330] Failed to load kernel module, err: failed to load GPU drivers. "
+    "Retrying driver installation with legacy linking",
+    # the device plugin waiting for the installer (container-engine-accelerators' nvidia_gpu)
+    "Waiting for GPU driver libraries to be available.",
+    # the Ubuntu installer's first sentence alone is any web service's answer (a ride app's API)
+    "DriverNotFoundException: The Requested Driver does not exist :(",
+    # the installer's other words in prose: a how-to, not a report
+    "If the installation has failed, read /var/log/nvidia-installer.log first.",
+    "Make sure the nouveau kernel driver is blacklisted before you run the installer.",
+    # another module's build check (GPUDirect's nvidia-peermem, whose own load failures `kernel_modules` reads)
+    "ERROR: The nvidia-peermem kernel module was not created.",
+])
+def test_install_near_misses(line: str) -> None:
+    assert driver_events([line], "syslog") == []
+    assert driver_events([line]) == []
+    assert nvml_classes([line]) == []

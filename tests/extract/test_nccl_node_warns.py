@@ -125,6 +125,72 @@ SETUP_LINES: list[tuple[str, str]] = [
     ("tuner_refused_settings", "node-02:1234:1300 [2] ncclResult_t nccl_ofi_tuner_init_v1(size_t, size_t, "
                                "ncclDebugLogger_t):270 NCCL WARN NET/OFI The tuner plugin can not be loaded when "
                                "explicitly choosing an algorithm or protocol with NCCL_ALGO/NCCL_PROTO"),
+    # The audit of NCCL's WARN calls (NVIDIA/nccl v2.30.7, 5067397c), one line per spelling.
+    # format: src/init.cc ncclCommInitRankDev, ncclCommInitAll, parseCommConfig (ncclInvalidArgument); v2.30.7's header
+    ("invalid_argument", "node-02:1234:1300 [2] init.cc:2501 (ncclCommInitRankDev) NCCL WARN Invalid rank requested "
+                         ": 1/1"),
+    ("invalid_argument", "node-02:1234:1300 [2] init.cc:2596 NCCL WARN Invalid device count requested : 0"),
+    ("invalid_argument", "node-02:1234:1300 [2] init.cc:2480 NCCL WARN improper usage of ncclCommInitRank: nId = 2, "
+                         "nranks=1"),
+    ("invalid_argument", "node-02:1234:1300 [2] init.cc:2336 NCCL WARN Invalid config splitShare attribute value 7"),
+    ("invalid_argument", "node-02:1234:1300 [2] init.cc:2265 NCCL WARN ncclConfig_t argument not initialized via "
+                         "NCCL_CONFIG_INITIALIZER"),
+    # format: src/enqueue.cc, src/group.cc ncclGroupEndInternal, src/init.cc ncclCommDestroy (ncclInvalidUsage)
+    ("invalid_usage", "node-02:1234:1300 [2] enqueue.cc:1160 NCCL WARN Trying to send to self without a matching "
+                      "recv"),
+    ("invalid_usage", "node-02:1234:1300 [2] enqueue.cc:1180 NCCL WARN Trying to recv to self without a matching "
+                      "send"),
+    ("invalid_usage", "node-02:1234:1300 [2] group.cc:776 NCCL WARN ncclGroupEnd: not in a group call."),
+    ("invalid_usage", "node-02:1234:1300 [2] group.cc:61 NCCL WARN Blocking and nonblocking communicators are not "
+                      "allowed in the same group."),
+    ("invalid_usage", "node-02:1234:1300 [2] init.cc:2895 NCCL WARN comm 0x55d0c0a3e0 has already been destroyed"),
+    # format: src/enqueue.cc ncclEnqueueCheck (v2.24.3 and later), an FP8 reduction on a GPU before sm90
+    ("invalid_usage", "node-02:1234:1300 [2] enqueue.cc:3029 NCCL WARN FP8 reduction support begins with sm90 capable "
+                      "devices."),
+    # format: src/bootstrap.cc bootstrapRoot (v2.23.4 and later)
+    ("rank_layout_mismatch", "node-02:1234:1300 [2] bootstrap.cc:335 NCCL WARN Bootstrap Root : mismatch in info from "
+                             "procs, nranks 8 vs 4, nroots 1 vs 1, iroot 0 vs 0, offset 0 vs 0"),
+    # format: src/init.cc initTransportsRank (v2.30.7)
+    ("duplicate_gpu", "node-02:1234:1300 [2] init.cc:1057 NCCL WARN Multiple Ranks are using the same GPU/Partition. "
+                      "Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration."),
+    # format: src/dev_runtime.cc getNcclVersionCompat; src/devcomm/devcomm_v22902.cc
+    ("nccl_version_mismatch", "node-02:1234:1300 [2] dev_runtime.cc:1444 NCCL WARN NCCL library is not backwards "
+                              "compatible. This application was compiled with NCCL version 2.30.7, but is running "
+                              "with NCCL library version 3.0.0."),
+    ("nccl_version_mismatch", "node-02:1234:1300 [2] devcomm/devcomm_v22902.cc:109 NCCL WARN The application was "
+                              "compiled with too old version of NCCL. It was compiled with NCCL version 2.29.2, but is "
+                              "running with NCCL library version 2.30.7."),
+    # format: src/enqueue.cc topoGetAlgoInfo (v2.24.3 and later), NCCL_ALGO / NCCL_PROTO set
+    ("algorithm_settings_invalid", "node-02:1234:1300 [2] enqueue.cc:2063 NCCL WARN No algorithm/protocol available "
+                                   "for function AllGather with datatype ncclInt8. NCCL_ALGO was set to Tree."),
+    ("algorithm_settings_invalid", "node-02:1234:1300 [2] enqueue.cc:2063 NCCL WARN No algorithm/protocol available "
+                                   "for function Broadcast with datatype ncclFloat32. NCCL_PROTO was set to LL128."),
+    # format: src/graph/topo.cc ncclTopoForceMerge, ncclTopoMakeVnic (v2.30.7)
+    ("nic_merge_invalid", "node-02:1234:1300 [2] graph/topo.cc:1347 NCCL WARN Specified fused NIC mlx5_0,mlx5_1,"
+                          "mlx5_2,mlx5_3,mlx5_4 which has too many devices (5). Max 4"),
+    ("nic_merge_invalid", "node-02:1234:1300 [2] graph/topo.cc:1566 NCCL WARN Fusing NET devices from different NUMA "
+                          "domains is not supported."),
+    # format: aws/aws-ofi-nccl src/nccl_ofi_rdma.cpp finish_connect (C++: __PRETTY_FUNCTION__ as the WARN's file)
+    ("ofi_rail_mismatch", "node-02:1234:1300 [2] int finish_connect(nccl_net_ofi_rdma_send_comm*):2067 NCCL WARN "
+                          "NET/OFI Unexpected number of remote rails for dev 0. Expected 3 but got 2"),
+]
+
+# One line per `internal` row: a consistency check of NCCL's own (the nccl.error symptom, naming the check).
+INTERNAL_LINES: list[tuple[str, str]] = [
+    # NVIDIA/nccl#1020 (https://github.com/NVIDIA/nccl/issues/1020), its host prefix as posted cut: made node-02's
+    ("nccl_ring_check", "node-02:1234:1300 [7] graph/rings.cc:38 NCCL WARN Error : ring 0 does not loop back to start "
+                        "(13 != 15)."),
+    # format: src/graph/rings.cc ncclBuildRings
+    ("nccl_ring_check", "node-02:1234:1300 [2] graph/rings.cc:64 NCCL WARN Error : ring 1 does not contain rank 5"),
+    # format: src/graph/connect.cc setTreeDown
+    ("nccl_tree_check", "node-02:1234:1300 [2] graph/connect.cc:131 NCCL WARN Internal error : tree already has 3 "
+                        "children (4 5 6)"),
+    # format: src/init.cc (v2.22.3 and later), src/enqueue.cc (v2.24.3 and later)
+    ("nccl_schedule_check", "node-02:1234:1300 [2] init.cc:959 NCCL WARN P2p schedule creation has bugs."),
+    ("nccl_schedule_check", "node-02:1234:1300 [2] enqueue.cc:2063 NCCL WARN No algorithm/protocol available for "
+                            "function AllGather with datatype ncclInt8."),
+    ("nccl_schedule_check", "node-02:1234:1300 [2] enqueue.cc:2216 NCCL WARN Unknown pattern for collective 3 "
+                            "algorithm 1"),
 ]
 
 # One line per `platform` row: a service of the node's platform under NCCL is not working.
@@ -206,11 +272,19 @@ def test_every_row_has_a_line_here() -> None:
     setup = {(r.name, t) for r in nccl_node_warns() if r.reading == "setup" for t in (*r.texts, *r.files)}
     platform = {(r.name, t) for r in nccl_node_warns() if r.reading == "platform" for t in r.texts}
     benign = {(r.name, t) for r in nccl_node_warns() if r.reading == "benign" for t in r.texts}
+    internal = {(r.name, t) for r in nccl_node_warns() if r.reading == "internal" for t in r.texts}
     assert {n for n, _ in setup} == {n for n, _ in SETUP_LINES}
     assert {n for n, _ in platform} == {n for n, _ in PLATFORM_LINES}
     assert {n for n, _ in benign} == {n for n, _ in BENIGN_LINES}
-    for name, line in SETUP_LINES + PLATFORM_LINES + BENIGN_LINES:
-        assert any(n == name and t in line for n, t in setup | platform | benign), (name, line)
+    assert {n for n, _ in internal} == {n for n, _ in INTERNAL_LINES}
+    for name, line in SETUP_LINES + PLATFORM_LINES + BENIGN_LINES + INTERNAL_LINES:
+        assert any(n == name and t in line for n, t in setup | platform | benign | internal), (name, line)
+    # every spelling of a row added by the audit has its own line (the earlier rows: one line a row at least)
+    audited = {"invalid_usage", "rank_layout_mismatch", "algorithm_settings_invalid", "ofi_rail_mismatch",
+               *(n for n, _ in internal)}
+    for name, text in setup | internal:
+        if name in audited:
+            assert any(n == name and text in line for n, line in SETUP_LINES + INTERNAL_LINES), (name, text)
 
 
 def _build_with(monkeypatch: pytest.MonkeyPatch, rows: list[dict[str, Any]]) -> object:
@@ -239,7 +313,9 @@ GOOD = {"name": "duplicate_gpu", "reading": "setup", "source": "src/init.cc init
     ([{**GOOD, "texts": [], "files": ["misc/argcheck.cc"], "reading": "benign"}], "never announced at INFO nor benign"),
     ([{**GOOD, "files": ["misc/argcheck.cc"]}, {**GOOD, "name": "other", "texts": ["something else entirely"],
       "files": ["misc/argcheck.cc"]}], "appears twice"),
-], ids=["twice", "local-word", "peer-word", "reading", "uncited", "no-words-no-file", "benign-file", "file-twice"])
+    ([{**GOOD, "name": "nccl_ring_check", "reading": "internal"}], "header"),
+], ids=["twice", "local-word", "peer-word", "reading", "uncited", "no-words-no-file", "benign-file", "file-twice",
+        "internal-without-header"])
 def test_the_table_refuses(monkeypatch: pytest.MonkeyPatch, rows: list[dict[str, Any]], problem: str) -> None:
     with pytest.raises(CatalogTableError, match=problem):
         _build_with(monkeypatch, rows)
@@ -624,3 +700,69 @@ def test_announced_never_outranks_a_fault_elsewhere(make_bundle: BundleMaker) ->
     rank2 = f"{TS_INIT}{SHMEM_INFO}\n{TS_INIT}{LAUNCH}\n{TS_INIT}{SYSTEM_ERROR}\n"
     got = _verdict(make_bundle, {"app/rank-2.log": rank2, "nodes/node-03/kern.log": XID_79})
     assert got[:2] == ("hardware", "gpu.fallen_off_bus")
+
+
+# ------------------------------------------------------------------ NCCL's own consistency checks (`internal`)
+
+
+@pytest.mark.parametrize(("name", "line"), INTERNAL_LINES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(INTERNAL_LINES)])
+def test_an_internal_check_is_the_symptom_naming_the_check(name: str, line: str) -> None:
+    d = helpers.one(ERROR, line, "application")
+    assert d.kind == "nccl.error" and d.host == "node-02"
+    helpers.assert_fields(d, {"local_status": name, "internal": True})
+    assert "setup" not in d.fields
+
+
+# The forms a WARN reaches a log in: NCCL's whole header, the header less the host (`[7] graph/rings.cc:38 NCCL WARN`,
+# as NVIDIA/nccl#1020 posted it), the source file and WARN alone, and the message alone (PyTorch's `Last error:`, or a
+# copy that cut NCCL's prefix off).
+_RING = INTERNAL_LINES[0][1]
+_RAILS = dict(SETUP_LINES)["ofi_rail_mismatch"]
+
+
+@pytest.mark.parametrize("line", [_RING, _RING.split(" ", 1)[1], _RING.split("] ", 1)[1]],
+                         ids=["header", "no-host", "file-only"])
+def test_an_internal_check_is_read_with_and_without_nccls_prefix(line: str) -> None:
+    (d,) = [x for x in helpers.scan(ERROR, [line], "application") if x.kind == "nccl.error"]
+    helpers.assert_fields(d, {"local_status": "nccl_ring_check", "internal": True, "nccl_source": "graph/rings.cc"})
+
+
+@pytest.mark.parametrize("line", [_RAILS, _RAILS.split(" ", 1)[1], _body(_RAILS)],
+                         ids=["header", "no-host", "prefix-cut"])
+def test_the_plugins_rail_mismatch_is_read_with_and_without_nccls_prefix(line: str) -> None:
+    (d,) = [x for x in helpers.scan(ERROR, [line], "application") if x.kind == "nccl.error"]
+    helpers.assert_fields(d, {"setup": True, "local_status": "ofi_rail_mismatch"})
+
+
+@pytest.mark.parametrize("line", [
+    # the message alone, with no NCCL WARN around it: an `internal` row is NCCL's only under its WARN (synthetic:
+    # another program's words)
+    "Error : ring 0 does not loop back to start (13 != 15).",
+    "the token ring does not loop back to start when a member leaves",
+    # NCCL's INFO line passing the check's result up (format: src/init.cc's NCCLCHECK trace): no WARN of its own
+    "node-02:1234:1300 [2] NCCL INFO graph/rings.cc:38 -> 3",
+    # NCCL 2.23 and before (format: src/enqueue.cc v2.21.5): names neither a setting nor NCCL's tuning, decides nothing
+    "node-02:1234:1300 [2] enqueue.cc:1528 NCCL WARN Error : no algorithm/protocol available",
+    # the plugin's rail count at INFO (synthetic wording around the row's words): nothing refused
+    "node-02:1234:1300 [2] NCCL INFO NET/OFI Selected 4 rails for dev 0",
+], ids=["ring-bare", "ring-prose", "ring-info", "algo-old", "rails-info"])
+def test_near_misses_are_no_internal_check_nor_setup(line: str) -> None:
+    for d in helpers.scan(ERROR, [line], "application"):
+        assert not d.fields.get("internal") and not d.fields.get("setup"), (line, d.fields)
+
+
+@pytest.mark.parametrize(("name", "line"), INTERNAL_LINES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(INTERNAL_LINES)])
+def test_an_internal_check_then_the_frameworks_error_decides_nothing(make_bundle: BundleMaker, name: str,
+                                                                     line: str) -> None:
+    """The same ring WARN was an NCCL defect in one thread and undecided in another (software or the instances'
+    topology): a symptom, never the job's set-up nor a cause of its own."""
+    got = _verdict(make_bundle, {"app/rank-2.log": f"{line}\n{SYSTEM_ERROR}\n"})
+    assert got[1] is None, got
+
+
+def test_the_setting_a_warn_names_outranks_nccls_check() -> None:
+    """`No algorithm/protocol available ...` is an `internal` row's words and, with `NCCL_ALGO was set to`, a set-up
+    row's too: the setting explains the check."""
+    d = helpers.one(ERROR, dict(SETUP_LINES)["algorithm_settings_invalid"], "application")
+    helpers.assert_fields(d, {"setup": True, "local_status": "algorithm_settings_invalid"})
+    assert "internal" not in d.fields

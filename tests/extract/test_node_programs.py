@@ -131,6 +131,16 @@ def test_the_toolkits_cli_under_its_installed_name() -> None:
     assert [e for e, _ in nvml(line)] == ["unknown"]
 
 
+def test_gkes_installer_failing_on_the_fallback_driver_is_the_drivers() -> None:
+    # substratusai/runbooks#37 (the thread's `kubectl logs ... -c nvidia-driver-installer`): cos_gpu_installer's E
+    # record after the default driver did not support the node's L4 GPUs
+    line = ("E0625 05:36:32.767916    5389 install.go:452] failed to check driver compatibility: failed to get "
+            "fallback driver: failed to get R525 GPU driver version: failed to download artifact "
+            "gpu_R525_version: failed to download gpu_R525_version from "
+            "gs://cos-tools/17412.101.13/gpu_R525_version : failed to download gpu_R525_version, status: 404 Not Found")
+    assert platform_errors(line) == [("cos-gpu-installer", "driver")]
+
+
 @pytest.mark.parametrize("line", [
     # the device plugin's info line on a node without GPUs (main.go: klog.Info), and its hint beside it
     "I1204 10:04:59.000000       1 main.go:416] No devices found. Waiting indefinitely.",

@@ -14,6 +14,7 @@ from firstfault.analysis.analyze import Analyzer
 from firstfault.catalog.tables import slurm_tables
 from firstfault.engine.attribute import Finding, _read_finer
 from firstfault.engine.rules import Rule
+from firstfault.extract.prefix import PrefixLayer
 from firstfault.extract.slurmerr import SlurmErrorExtractor, read_slurm_error
 from firstfault.model import Event, Evidence, Verdict
 from tests.conftest import WORKLOAD, BundleMaker
@@ -241,6 +242,26 @@ def test_near_miss_the_jobs_own_task_prolog_is_its_set_up() -> None:
     # src/slurmd/slurmstepd/task.c: `error("--task-prolog failed status=%d", status)`: a script the job gave
     got = ours(feed(["slurmstepd: error: --task-prolog failed status=127"]))
     assert [(e.kind, e.fields.get("setup")) for e in got] == [("app.exception", True)]
+
+
+def test_slurmstepds_tag_with_its_nodes_name_is_no_host() -> None:
+    # the lab's Slurm 22.05.8 (tests/lab/captured/slurm_task_prolog_failed, srun --task-prolog of a script that
+    # fails): slurmstepd names itself with its node, `slurmstepd-ffnode1: `; that word is the program's tag, which the
+    # reader reads, not a pdsh-style host tag to take off the line (its digits are the node name's)
+    for line in ("slurmstepd-ffnode1: error: --task-prolog failed status=1",
+                 "0: slurmstepd-ffnode1: error: --task-prolog failed status=1"):
+        got = ours(feed([line]))
+        assert [(e.kind, e.fields.get("setup")) for e in got] == [("app.exception", True)], line
+    p = PrefixLayer().split("slurmstepd-gpu07: error: --task-prolog failed status=1")
+    assert (p.host, p.body) == (None, "slurmstepd-gpu07: error: --task-prolog failed status=1")
+
+
+def test_near_miss_a_hosts_tag_before_slurms_words_stays_a_host() -> None:
+    # pdsh's `host: ` tag (a node whose name holds a digit) before the same words is still the host's layer
+    p = PrefixLayer().split("gpu07: slurmstepd: error: --task-prolog failed status=1")
+    assert (p.host, p.body) == ("gpu07", "slurmstepd: error: --task-prolog failed status=1")
+    # and a node named like a Slurm program's prefix but not one (`slurm-07`) is a host
+    assert PrefixLayer().split("slurm-07: error: disk quota exceeded").host == "slurm-07"
 
 
 def test_a_prolog_that_hung_names_its_node() -> None:

@@ -12,7 +12,7 @@ the cache gives them back); the last, how each printer's exit number reads, by v
 
 import re
 from collections import abc
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import suppress
 from functools import lru_cache, wraps
 from importlib import resources
@@ -1126,11 +1126,11 @@ def nccl_forks() -> tuple[NcclFork, ...]:
 
 class NcclNodeWarn(_Row, frozen=True):
     """NCCL's words for a node or a job's settings that cannot give it what it needs (`setup`), for the node's
-    platform services under NCCL not working (`platform`), or for a fallback it takes and goes on from (`benign`),
-    with where NCCL prints them."""
+    platform services under NCCL not working (`platform`), for a consistency check of NCCL's own that failed
+    (`internal`), or for a fallback it takes and goes on from (`benign`), with where NCCL prints them."""
 
     name: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]+$")]
-    reading: Literal["setup", "platform", "benign"]
+    reading: Literal["setup", "platform", "internal", "benign"]
     # NVIDIA/nccl's file and function; a net plugin's words (NCCL prints them as its own WARN) name the plugin's
     # repository first: `aws/aws-ofi-nccl src/nccl_ofi_net.cpp nccl_net_ofi_create_plugin`
     source: Annotated[str, Meta(pattern=r"^(?:[\w.\-]+/[\w.\-]+ )?src/\S+\.(?:cc|cu|h|c|cpp) \S")]
@@ -1148,6 +1148,10 @@ class NcclNodeWarn(_Row, frozen=True):
             raise ValueError("an NCCL WARN row needs its words (`texts`) or its source files (`files`)")
         if self.files and (self.announced or self.reading == "benign"):
             raise ValueError("a row read by its source file is a WARN's, never announced at INFO nor benign")
+        if self.reading == "internal" and not self.header:
+            # NCCL's own check in words plain enough for another program's (`ring 0 does not loop back to start`):
+            # read only where NCCL's WARN says them
+            raise ValueError("an `internal` row is read only under NCCL's WARN header (`header: true`)")
 
 
 @lru_cache(maxsize=1)
@@ -1673,14 +1677,34 @@ class ErrnoInfo(_Row, frozen=True):
         if self.network_only and self.transport_only:
             raise ValueError("an errno is either network_only or transport_only")
 
+class PseudoFsInfo(_Row, frozen=True):
+    """A pseudo file system by the path it is mounted at (catalog/exceptions.yaml `pseudo_filesystems`)."""
+
+    prefix: Annotated[str, Meta(pattern=r"^/(?:[\w.\-]+/)+$")]  # a whole path's components, ending in `/`
+    fs: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9]*$")]
+    source: Annotated[str, Meta(min_length=8)]
+
+
 class ObjectStoreCodeInfo(_Row, frozen=True):
-    code: Annotated[str, Meta(pattern=r"^[A-Za-z0-9]+$")]  # SlowDown, NoSuchKey, 429, ...
+    # SlowDown, NoSuchKey, 429, ...; the AWS Common Runtime's error names as it prints them (AWS_ERROR_S3_SLOW_DOWN)
+    code: Annotated[str, Meta(pattern=r"^[A-Za-z0-9_]+$")]
     side: StoreSide
     cause: StoreCause | None = None  # what a store-side code says of the store (throttled, full, ...)
+    # a workload-side code that says the job's own credentials or permissions were refused (AccessDenied,
+    # InvalidAccessKeyId, AuthorizationFailure): the job's set-up (app.exception, setup), not its request's data
+    setup: bool = False
+    # the AWS SDK for C++'s CoreErrors number of the code, as pyarrow's S3 file system printed it before it printed
+    # the enum's name (`AWS Error [code 15]: ...`, ACCESS_DENIED = 15)
+    aws_cpp: Annotated[int, Meta(ge=0, le=127)] | None = None
+    # the printing library's own description of the code, as its to-string function returns it (the AWS Common
+    # Runtime's aws_error_str: `error 14339 (Response code indicates throttling)`)
+    said: Annotated[str, Meta(min_length=12, max_length=160)] | None = None
 
     def __post_init__(self) -> None:
         if self.cause is not None and self.side != "store":
             raise ValueError("cause names what a store-side code says of the store")
+        if self.setup and self.side != "workload":
+            raise ValueError("setup marks a workload-side code the job's set-up is refused for")
 
 def _unique(name: str, key: str, row: type[R], field: str | tuple[str, ...]) -> tuple[R, ...]:
     """Rows of catalog/<name> under `key` in order; two rows with one `field` value (or one value of each of
@@ -1744,6 +1768,12 @@ def status_anchors() -> tuple[str, ...]:
     return _strings("exceptions.yaml", "status_anchors")
 
 
+@lru_cache(maxsize=1)
+def generic_classes() -> frozenset[str]:
+    """Exception classes that name no kind of failure, by their own name (catalog/exceptions.yaml `generic_classes`)."""
+    return frozenset(_strings("exceptions.yaml", "generic_classes"))
+
+
 class PlatformProgram(_Row, kw_only=True, frozen=True):
     """A program of the platform under the workload and the names it goes by (catalog/platform.yaml)."""
 
@@ -1756,6 +1786,12 @@ class PlatformProgram(_Row, kw_only=True, frozen=True):
     # print: `Failed to start Slurm node daemon.`)
     units: tuple[Annotated[str, Meta(min_length=3, pattern=r"^[a-z0-9][a-z0-9_.-]*$")], ...] = ()
     descriptions: tuple[Annotated[str, Meta(min_length=8)], ...] = ()
+    # the program's own source files as a Python traceback's frames name them (a path's fragment, case as printed:
+    # `/slurm/scripts/`, `lifecycle_script.py`): a traceback whose outermost frame is one of them is that program's
+    frames: tuple[Annotated[str, Meta(min_length=8)], ...] = ()
+    # the scripts it runs as its steps, as a `CalledProcessError`'s command names them (`'./utils/install_docker.sh'`
+    # in `Command '['sudo', 'bash', './utils/install_docker.sh']' returned non-zero exit status 100.`)
+    steps: tuple[Annotated[str, Meta(min_length=6, pattern=r"^[^'\s]+$")], ...] = ()
     printed_by: Annotated[str, Meta(min_length=8)]  # the repository and manifest or source that names it
 
     def __post_init__(self) -> None:
@@ -1763,6 +1799,8 @@ class PlatformProgram(_Row, kw_only=True, frozen=True):
             raise ValueError("a program needs names or units")
         if self.descriptions and not self.units:
             raise ValueError("descriptions are a unit's")
+        if (self.frames or self.steps) and self.part != "provision":
+            raise ValueError("frames and steps are a provisioning program's (part provision)")
 
 
 @lru_cache(maxsize=1)
@@ -1777,7 +1815,8 @@ def platform_program_table() -> tuple[PlatformProgram, ...]:
         if row.program in programs:
             raise CatalogTableError(f"{where}: program {row.program!r} listed twice")
         programs.add(row.program)
-        for name in (*row.names, *(f"unit {u}" for u in row.units), *(f"description {d}" for d in row.descriptions)):
+        for name in (*row.names, *(f"unit {u}" for u in row.units), *(f"description {d}" for d in row.descriptions),
+                     *(f"frame {f}" for f in row.frames), *(f"step {s}" for s in row.steps)):
             if name in names:
                 raise CatalogTableError(f"{where}: name {name!r} listed twice")
             names.add(name)
@@ -1948,6 +1987,25 @@ def platform_words() -> tuple[PlatformWord, ...]:
                   {row.program for row in platform_program_table()}, "platform_programs")
 
 
+def provisioning_program(frames: Sequence[str]) -> PlatformProgram | None:
+    """The provisioning program (catalog/platform.yaml `platform_programs`, part provision) whose own source file the
+    outermost of a Python traceback's `frames` (outermost first) is, or None: the program that was running when the
+    exception was reported (slurm-gcp's `/slurm/scripts/setup.py`, HyperPod's `lifecycle_script.py`). A frame of
+    such a file further in (a job that imports a module of it) decides nothing."""
+    if not frames:
+        return None
+    first = frames[0]
+    return next((row for row in platform_program_table() if any(f in first for f in row.frames)), None)
+
+
+def provisioning_step(message: str) -> PlatformProgram | None:
+    """The provisioning program (part provision) one of whose steps a `CalledProcessError`'s command names, quoted
+    as Python's repr of the argument list quotes it (`'./utils/install_docker.sh'`), or None."""
+    if "'" not in message:
+        return None
+    return next((row for row in platform_program_table() if any(f"'{s}'" in message for s in row.steps)), None)
+
+
 @lru_cache(maxsize=1)
 def platform_programs() -> tuple[str, ...]:
     """Every name of the platform's programs (catalog/platform.yaml `platform_programs`), lower-cased: a Go panic
@@ -1964,6 +2022,14 @@ def errno_table() -> Mapping[str, ErrnoInfo]:
     if len(classes) != len(set(classes)):
         raise CatalogTableError("exceptions.yaml errnos: an OSError class stands for one errno alone")
     return MappingProxyType({r.name: r for r in rows})
+
+
+@lru_cache(maxsize=1)
+@_kept("exceptions.yaml")
+def pseudo_fs_table() -> tuple[PseudoFsInfo, ...]:
+    """The pseudo file systems' mount points (catalog/exceptions.yaml `pseudo_filesystems`), longest first."""
+    rows = _unique("exceptions.yaml", "pseudo_filesystems", PseudoFsInfo, "prefix")
+    return tuple(sorted(rows, key=lambda r: -len(r.prefix)))
 
 
 @lru_cache(maxsize=1)
@@ -1987,8 +2053,15 @@ def fortran_runtime_error_table() -> Mapping[int, FortranRuntimeErrorInfo]:
 @_kept("exceptions.yaml")
 def object_store_code_table() -> Mapping[str, ObjectStoreCodeInfo]:
     """Object-store error codes and HTTP statuses -> side (catalog/exceptions.yaml)."""
-    return MappingProxyType({r.code: r for r in _unique("exceptions.yaml", "object_store_codes",
-                                                        ObjectStoreCodeInfo, "code")})
+    rows = _unique("exceptions.yaml", "object_store_codes", ObjectStoreCodeInfo, "code")
+    for field in ("aws_cpp", "said"):
+        seen: dict[object, str] = {}
+        for r in rows:
+            value = getattr(r, field)
+            if value is not None and seen.setdefault(value, r.code) != r.code:
+                raise CatalogTableError(f"catalog/exceptions.yaml: object_store_codes: {field} {value!r} of both "
+                                        f"{seen[value]} and {r.code}")
+    return MappingProxyType({r.code: r for r in rows})
 
 
 # --------------------------------------------------------------------------
@@ -2261,6 +2334,26 @@ class SlurmDaemon(_Row, frozen=True):
         return False
 
 
+class SlurmPluginFunction(_Row, frozen=True):
+    # where the names of a node plugin's functions begin (`container_p_`, `common_file_`): a message that begins with
+    # one is that plugin's failure
+    prefix: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*_$")]
+    side: Literal["node", "job"]
+    source: Annotated[str, Meta(pattern=r"^src/\S+")]
+    weak: bool = False
+
+    def __post_init__(self) -> None:
+        if self.weak and self.side != "node":
+            raise ValueError("weak qualifies a node row")
+
+
+class SlurmSpoolFile(_Row, frozen=True):
+    # a file slurmd writes into its spool directory for the job, and the errnos that are the node's on it
+    file: Annotated[str, Meta(pattern=r"^[\w.\-]+$")]
+    errnos: tuple[Annotated[str, Meta(pattern=r"^E[A-Z0-9]+$")], ...]
+    source: Annotated[str, Meta(pattern=r"^src/\S+")]
+
+
 class SlurmTables(NamedTuple):
     errors: tuple[SlurmError, ...]
     messages: tuple[SlurmMessage, ...]
@@ -2268,6 +2361,8 @@ class SlurmTables(NamedTuple):
     node_reasons: tuple[SlurmNodeReason, ...]
     submitters: tuple[SlurmSubmitter, ...]
     daemons: tuple[SlurmDaemon, ...]
+    plugin_functions: tuple[SlurmPluginFunction, ...]
+    spool_files: tuple[SlurmSpoolFile, ...]
 
 
 @lru_cache(maxsize=1)
@@ -2290,8 +2385,13 @@ def slurm_tables() -> SlurmTables:
     node_reasons = _unique("slurm.yaml", "node_reasons", SlurmNodeReason, "text")
     submitters = _unique("slurm.yaml", "submitters", SlurmSubmitter, "program")
     daemons = _unique("slurm.yaml", "daemons", SlurmDaemon, "program")
+    functions = _unique("slurm.yaml", "plugin_functions", SlurmPluginFunction, "prefix")
+    for f in functions:
+        if any(o is not f and o.prefix.startswith(f.prefix) for o in functions):
+            raise CatalogTableError(f"catalog/slurm.yaml: plugin_functions: {f.prefix!r} begins another row's")
+    spool = _unique("slurm.yaml", "spool_files", SlurmSpoolFile, "file")
     return SlurmTables(tuple(errors), tuple(messages), tuple(contexts), tuple(node_reasons), tuple(submitters),
-                       tuple(daemons))
+                       tuple(daemons), tuple(functions), tuple(spool))
 
 
 # --------------------------------------------------------------------------

@@ -84,7 +84,7 @@ StorageWordClass = Literal["failure", "transient", "recovery", "job", "node"]
 # client units), a distributed framework's own processes (Ray's raylet, GCS, idle workers), the InfiniBand fabric's
 # management (its subnet manager, which may run on a node of the cluster).
 PlatformPart = Literal["device_plugin", "driver", "toolkit", "runtime", "scheduler", "monitor", "storage",
-                       "storage_driver", "cluster", "fabric"]
+                       "storage_driver", "cluster", "fabric", "provision"]
 # The part of the node a kernel module belongs to (catalog/platform.yaml `kernel_modules`): the accelerator's own
 # driver (node.driver), GPUDirect's peer-to-peer modules (node.driver.gpudirect), the RDMA stack (node.driver.rdma).
 ModulePart = Literal["driver", "gpudirect", "rdma"]

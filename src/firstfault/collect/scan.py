@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property, lru_cache
+from itertools import pairwise
 from typing import IO, TYPE_CHECKING, Any, Final, Protocol, cast, runtime_checkable
 
 from firstfault.bundle import open_evidence_sized
@@ -473,10 +474,79 @@ _COLON_NEXT = re.compile(
 _CALL_PLACE = re.compile(rb"[ \t]{1,8}cu(?:da)?[A-Z]\w{0,60}\(")
 
 
+# A bordered table's cell that its printer wrapped over the rows after it: Triton's model and backend tables
+# (triton-inference-server/common TablePrinter, through core's server.cc: a cell's text broken at the column's width
+# and at its own newlines, the rest on the next rows under the same column, the other columns blank), and any table
+# drawn in the same way (`| a | b |` rows between `+---+` rules). A row goes on onto the next where the next line has
+# its column marks at the same places and a blank first cell (a row of its own names its first column: a model, a
+# GPU). The continuation's rows are joined cell by cell into the row (bounded: _TABLE_ROWS rows, _CONT_MAX each),
+# and the joined row is read in its place (Extraction.drafts): the cell's message whole, wherever its words fell.
+TABLE_JOINED: Final = "\x1e"  # (ASCII RS) heads a continuation that is the whole joined row, not words to append
+_TABLE_ROWS: Final = 8
+_TABLE_NEXT = re.compile(rb"[^|\n]{0,40}\|[ \t]+\|")
+
+
+def _row_end(buf: bytes, e: int) -> bool:
+    """Whether the line that ends at buf[e] ends with a table's column mark (`|`, a CR after it allowed)."""
+    j = e - 1 if buf[e - 1:e] == b"\r" else e
+    return buf[j - 1:j] == b"|"
+
+
+def table_continuation(buf: bytes, e: int, text: str) -> str | None:
+    """The row `text` (which ends at buf[e]) with the cells of the continuation rows after it joined into its own
+    (TABLE_JOINED, then the row), or None where no such row follows it or `text` is no row whose first cell names
+    something."""
+    row = text.rstrip()
+    bars = [i for i, ch in enumerate(row) if ch == "|"]
+    if len(bars) < 3:
+        return None
+    cells = [row[a + 1:b].strip() for a, b in pairwise(bars)]
+    if not cells[0]:
+        return None  # a continuation row itself
+    joined = False
+    at, n = e, len(buf)
+    for _ in range(_TABLE_ROWS):
+        if at >= n or buf[at:at + 1] != b"\n":
+            break
+        start = at + 1
+        end = buf.find(b"\n", start, start + len(row) + _CONT_MAX + 1)
+        if end < 0:
+            end = n if n - start <= len(row) + _CONT_MAX else -1
+        if end < 0:
+            break
+        try:
+            line = buf[start:end].decode("utf-8").rstrip()
+        except UnicodeDecodeError:
+            break
+        if len(line) != len(row) or any(line[i] != "|" for i in bars):
+            break
+        parts = [line[a + 1:b].strip() for a, b in pairwise(bars)]
+        if parts[0] or any("|" in p for p in parts):
+            break  # the next row of its own, or a row of other columns
+        for i, part in enumerate(parts):
+            if part:
+                cells[i] = f"{cells[i]} {part}" if cells[i] else part
+        joined = True
+        at = end
+    if not joined:
+        return None
+    return TABLE_JOINED + row[:bars[0]] + "| " + " | ".join(cells) + " |"
+
+
+def joined_text(text: str, cont: str) -> str:
+    """A candidate's line read with its continuation: a table's joined row as it stands (table_continuation), or the
+    wrapped message's next words after the line."""
+    return cont[1:] if cont.startswith(TABLE_JOINED) else text.rstrip() + " " + cont
+
+
 def may_wrap(buf: bytes, e: int) -> bool:
     """Whether the line that ends at buf[e] (its newline) may go on onto the next (what continuation joins is a subset
-    of these): a lower-case word there (_CONT_NEXT), a value after a closing `:` (_COLON_NEXT), or an indented CUDA
-    call's place (_CALL_PLACE). A byte test or two for most lines."""
+    of these): a lower-case word there (_CONT_NEXT), a value after a closing `:` (_COLON_NEXT), an indented CUDA
+    call's place (_CALL_PLACE), or a table's row whose next row has a blank first cell (_TABLE_NEXT). A byte test or
+    two for most lines."""
+    last = buf[e - 1] if e > 0 else 0
+    if (last == 124 or (last == 13 and _row_end(buf, e))) and _TABLE_NEXT.match(buf, e + 1) is not None:
+        return True  # (124: `|`, 13: a CR before the newline; one index per candidate)
     nxt = buf[e + 1:e + 2]
     if b"a" <= nxt <= b"z":
         return _CONT_NEXT.match(buf, e + 1) is not None
@@ -516,6 +586,8 @@ def continuation(buf: bytes, e: int, text: str) -> str | None:
     if len(text) < 24:
         return None
     tail = text.rstrip()[-1:]
+    if tail == "|":
+        return table_continuation(buf, e, text)
     if tail == ":":
         return _colon_value(buf, e)
     if not tail.isalnum():
@@ -739,6 +811,10 @@ class Extraction:
         `node running low on memory.`; `CUDA error: an illegal memory access was` / `encountered`)."""
         if c.cont is None:
             return self._drafts(c)
+        if c.cont.startswith(TABLE_JOINED):
+            # a table's row with its cell's continuation rows: the row as the table holds it, read joined
+            joined_row = joined_text(c.text, c.cont)
+            return self._drafts(Candidate(c.source, c.file, c.line, c.node, c.rank, c.time, joined_row))
         self._held = []
         try:
             out, ctx = self._drafts(c)
@@ -750,7 +826,7 @@ class Extraction:
                 self.unrecognized.offer(*args)
             return out, ctx
         offered, self._offered = self._offered, None  # a line read joined is offered as no unrecognized line
-        joined = Candidate(c.source, c.file, c.line, c.node, c.rank, c.time, c.text.rstrip() + " " + c.cont)
+        joined = Candidate(c.source, c.file, c.line, c.node, c.rank, c.time, joined_text(c.text, c.cont))
         self._held = []  # the joined text's own offers are dropped: the line is listed as it stands
         try:
             out2, ctx2 = self._drafts(joined)

@@ -12,6 +12,7 @@ job's output (LSF's `TERM_RUNLIMIT`, PBS's `job killed: walltime ...`).
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import socket
 from collections.abc import Iterable
@@ -24,6 +25,7 @@ from firstfault.bundle import MAX_RANK, Context
 from firstfault.catalog.tables import (
     HostLocalAddress,
     bridge_kind,
+    generic_classes,
     host_local_addresses,
     kueue_end,
     platform_program_of,
@@ -514,8 +516,74 @@ def terminal_lines(events: list[Event]) -> list[Event]:
         return (ev.kind not in _LONE_SYMPTOMS and ev.fields.get("report") is not True
                 and line >= last_own.get(key, -1))
 
-    return _relayed_xids(_answered_nodes(_storage_sidecars(_waited_out(_named_victims(_answered_headers([
-        ev for ev in events if kept(ev)]))))))
+    return _fallout(_relayed_xids(_answered_nodes(_storage_sidecars(_waited_out(_named_victims(_answered_headers([
+        ev for ev in events if kept(ev)])))))))
+
+
+# A store's, a transport's or a deadline's failure, as the kind of symptom an exception that follows it and names no
+# cause of its own becomes (_fallout): a peer or store that did not answer, a wait that ran out, a communicator aborted.
+_FAILURE_KINDS: Final[dict[str, str]] = {
+    "nccl.remote_error": "nccl.remote_error",
+    "nccl.timeout": "nccl.timeout",
+    "nccl.communicator_aborted": "nccl.communicator_aborted",
+    "gloo.timeout": "nccl.timeout",
+    "stall.report": "nccl.timeout",
+}
+# How far after the failure, in its stream, the exception may stand: the program's abort or re-raise follows at once
+# (libstdc++'s terminate on the next lines, TensorFlow's fatal record in the same millisecond).
+FALLOUT_LINES: Final = 200
+FALLOUT_SECONDS: Final = 60.0
+# An exception's marks that make it no candidate: a traceback cut short (read apart, analysis/analyze.py), an envelope,
+# the job's set-up, a thread's death.
+_NOT_GENERIC: Final = ("truncated", "envelope", "setup", "thread")
+
+
+def _generic(ev: Event) -> bool:
+    """The workload's own exception whose class names no kind of failure (catalog/exceptions.yaml
+    `generic_classes`) and whose message nothing was read from (excclass.says_little)."""
+    if ev.kind != "app.exception" or any(ev.fields.get(k) is True for k in _NOT_GENERIC):
+        return False
+    cls = str(ev.fields.get("exc_type") or "").rsplit(".", 1)[-1].rsplit("::", 1)[-1]
+    return cls in generic_classes() and says_little(ev.kind, ev.fields)
+
+
+def _fallout(events: list[Event]) -> list[Event]:
+    """An exception whose class and message name no cause of their own (_generic: `what(): HTTP request failed.`, a
+    fatal record's `Non-OK-status: Stop() status: UNIMPLEMENTED: Clean shutdown is not currently implemented`) that
+    follows a store's, a transport's or a deadline's failure in its own stream (file and rank: the failure is the
+    last event before it there, but for reports of how a process ended, within FALLOUT_LINES lines and, where both
+    are timed, FALLOUT_SECONDS) is that failure's consequence: the program gave up, aborted or shut down because the
+    store, the peer or the deadline failed it. It becomes a symptom of the failure's kind (_FAILURE_KINDS, `fallout`
+    true, its words as `detail`), never the workload's own cause. A generic exception with no such failure before it
+    stays what it is; so does one whose class or message names a kind of its own (a CUDA OOM, an errno on a file)."""
+    if not any(ev.kind in _FAILURE_KINDS for ev in events):
+        return events
+    order = sorted(range(len(events)), key=lambda i: (events[i].evidence.file or "", events[i].rank is None,
+                                                       events[i].rank or 0, events[i].evidence.line or 0))
+    last: dict[tuple[str | None, int | None], tuple[Event, str]] = {}  # a stream's last event, and its failure kind
+    out = list(events)
+    for i in order:
+        ev = events[i]
+        if ev.kind.startswith(_EXIT_REPORTS) or ev.fields.get("exit_report") is True:
+            continue
+        key = (ev.evidence.file, ev.rank)
+        before = last.get(key)
+        if before is not None and before[1] and _generic(ev) and _close(before[0], ev):
+            detail = f"{ev.fields.get('exc_type')}: {ev.fields.get('message') or ''}".strip().rstrip(":")
+            out[i] = dataclasses.replace(ev, kind=before[1], fields={"detail": detail, "fallout": True})
+            last[key] = (ev, before[1])  # a second generic line after the first is the same failure's
+            continue
+        last[key] = (ev, _FAILURE_KINDS.get(ev.kind, ""))
+    return out
+
+
+def _close(failure: Event, ev: Event) -> bool:
+    """Whether an exception stands near enough after a failure in its stream to be its consequence."""
+    if (ev.evidence.line or 0) - (failure.evidence.line or 0) > FALLOUT_LINES:
+        return False
+    if failure.time is not None and ev.time is not None:
+        return abs((ev.time - failure.time).total_seconds()) <= FALLOUT_SECONDS
+    return True
 
 
 # How the driver's own Xid lines are read (extract/gpu.py XidExtractor's `via`): every other `via` but `metrics` is a

@@ -31,6 +31,7 @@ from firstfault.catalog.tables import (
     library_status_table,
     mpich_classes,
     nccl_result_table,
+    pseudo_fs_table,
     version_key,
     windows_error_table,
 )
@@ -367,6 +368,16 @@ _PATH = re.compile(r"""(?:'|"|\s|^)(?P<path>/[^\s'":,]+)""")
 def path_of(text: str) -> str | None:
     m = _PATH.search(text)
     return m.group("path") if m else None
+
+
+def pseudo_fs(path: str | None) -> str | None:
+    """The pseudo file system a path is on (catalog/exceptions.yaml `pseudo_filesystems`: /proc, /sys, a cgroup
+    mount), or None: an errno of such a path is the kernel object's answer (a cpuset without CPUs says ENOSPC), never
+    a storage's."""
+    if not path or not path.startswith("/"):
+        return None
+    probe = path if path.endswith("/") else path + "/"
+    return next((row.fs for row in pseudo_fs_table() if probe.startswith(row.prefix)), None)
 
 
 # PyTorch's name for a tensor's POSIX shared-memory object (aten/src/ATen/MapAllocator.cpp NewProcessWideShmHandle:

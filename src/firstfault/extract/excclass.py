@@ -449,6 +449,10 @@ def _code_of(m: re.Match[str]) -> str:
         return reason if reason in object_store_code_table() else str(groups["o"])
     if groups.get("x") is not None:
         return "".join(p.capitalize() for p in str(groups["x"]).split("_"))
+    if groups.get("xn") is not None:  # pyarrow's older `AWS Error [code 15]`: the SDK's CoreErrors number
+        return _aws_cpp_codes().get(int(groups["xn"]), f"aws_cpp{groups['xn']}")
+    if groups.get("crtd") is not None:  # the CRT's description of its error, or its name, in its log's parentheses
+        return _crt_said().get(str(groups["crtd"]), str(groups["crtd"]))
     for curl in ("cu", "cv", "cw"):
         if groups.get(curl) is not None:
             return f"curl{groups[curl]}"  # libcurl's CURLcode, as the table keys it
@@ -460,8 +464,30 @@ def store_code(cls: str, msg: str) -> str | None:
     where the table knows it (google-api-core's `TooManyRequests`, MinIO's `NoSuchKey`)."""
     m = _STORE_CODE.search(msg) or _STORE_SPELLED.search(msg)
     if m is not None:
-        return _code_of(m)
+        code = _code_of(m)
+        if code in object_store_code_table() or not _ONLY_LISTED.intersection(k for k, v in m.groupdict().items()
+                                                                             if v is not None):
+            return code
+        # a CRT name or a C++ SDK number the table does not list decides nothing, as no code did (the store's)
+        return spelled_store_code(msg)
     return cls if cls in object_store_code_table() else None
+
+
+@lru_cache(maxsize=1)
+def _aws_cpp_codes() -> Mapping[int, str]:
+    """The AWS SDK for C++'s CoreErrors number -> the code (catalog/exceptions.yaml `aws_cpp`)."""
+    return {r.aws_cpp: c for c, r in object_store_code_table().items() if r.aws_cpp is not None}
+
+
+@lru_cache(maxsize=1)
+def _crt_said() -> Mapping[str, str]:
+    """A library's own description of a code -> the code (catalog/exceptions.yaml `said`: the AWS CRT's)."""
+    return {r.said: c for c, r in object_store_code_table().items() if r.said is not None}
+
+
+# The spellings that name a code only where the table lists it: another CRT name (AWS_ERROR_S3_INVALID_RESPONSE_STATUS)
+# or C++ SDK number (`[code 100]`, UNKNOWN) decides nothing, as no code at all (store_code).
+_ONLY_LISTED: Final = frozenset({"xn", "crtd", "crt"})
 
 
 # The spellings of an object store's code that only a store's client writes, whatever exception (or line) carries
@@ -479,8 +505,17 @@ def store_code(cls: str, msg: str) -> str | None:
 # was reached'` (its test, curl_http_request_test.cc), and tensorstore's HTTP transport under its `gs://` and `s3://`
 # drivers (tensorstore/internal/http curl_transport.cc, curl_wrappers.cc: `Error [28]=Timeout was reached in curl
 # operation`): libcurl's CURLcode in C++ clients' spellings, keyed `curlN` as the AWS SDK's.
+# ... and the AWS CRT's: its log names an error by its number and, in parentheses, its name or description (aws-c-common
+# aws_error_str / aws_error_name: `Incoming body callback raised error 26 (AWS_ERROR_DEST_COPY_TOO_SMALL).`, `could
+# not append to response body due to error 26 (Destination of copy is too small.)`); its name stands alone in
+# mountpoint-s3-crt's `CRT error 14339: aws-c-s3: AWS_ERROR_S3_SLOW_DOWN, ...` and awscrt's `AwsCrtError:
+# AWS_ERROR_S3_SLOW_DOWN: ...` (whole: not inside a longer identifier).
+_SAID: Final = re.alternation(_crt_said())
 _STORE_SPELLED = re.compile(r"An error occurred \((?P<a>\w+)\) when calling|<Code>(?P<d>\w+)<"
                             r"|\bAWS Error (?P<x>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)\b"
+                            r"|\bAWS Error \[code (?P<xn>\d{1,3})\]"
+                            r"|\berror(?: code)? \d{1,6} \((?P<crtd>AWS_ERROR_[A-Z0-9_]+|" + _SAID + r")\)"
+                            r"|(?<![\w$])(?P<crt>AWS_ERROR_[A-Z0-9_]*[A-Z0-9])(?![\w$])"
                             r"|\bStatus Code: \d{3}; Error Code: (?P<c>\w+)"
                             r"|\bapi error (?P<i>\w+):"
                             r"|\b(?:ExceptionName|Exception name): (?P<j>\w+)|\bAWSError '(?P<k>\w+)'"
@@ -498,7 +533,13 @@ STORE_SPELLED_WORDS: Final = ("An error occurred (", "<Code>", "AWS Error ", "; 
                               "ExceptionName: ", "Exception name: ", "AWSError '", "S3::Errors::",
                               "ErrorResponse(code = ", "googleapi: Error ", "'Error': {'Code': '",
                               '"Error": {"Code": "', "curlCode: ", "Error executing an HTTP request: ",
-                              " in curl operation")
+                              " in curl operation", "AWS_ERROR_", *sorted(_crt_said()))
+
+# The spellings of _STORE_SPELLED whose code is a number (libcurl's, the C++ SDK's, an HTTP status): a line that holds
+# one is read by its digits' value, so it is never remembered by its digits made `0` (extract/exceptions.py
+# _DIGIT_WORDS: `AWS Error [code 99]`, which names nothing, is not `AWS Error [code 15]`).
+STORE_DIGIT_WORDS: Final = ("AWS Error [code ", "curlCode: ", "libcurl code ", "HTTP response code ",
+                            " in curl operation")
 
 
 def spelled_store_code(msg: str) -> str | None:
@@ -517,6 +558,13 @@ def store_cause(code: str | None) -> str | None:
     """What a store-side code says of the store (`throttled`, `full`, ...; catalog/exceptions.yaml `cause`)."""
     row = object_store_code_table().get(code) if code is not None else None
     return row.cause if row is not None else None
+
+
+def store_setup(code: str | None) -> bool:
+    """Whether a workload-side code says the store refused the job's own credentials or permissions (its set-up:
+    catalog/exceptions.yaml `setup`)."""
+    row = object_store_code_table().get(code) if code is not None else None
+    return row is not None and row.setup
 
 
 def store_code_words() -> tuple[str, ...]:

@@ -25,6 +25,8 @@ from firstfault.catalog.tables import (
     platform_program_of,
     platform_program_table,
     platform_programs,
+    provisioning_program,
+    provisioning_step,
     status_anchors,
     status_word_table,
 )
@@ -50,6 +52,7 @@ from firstfault.extract.codes import (
 from firstfault.extract.container import container_owns, quoted_storage, quoting_runtime
 from firstfault.extract.excclass import (
     GRPC_STATUS_LITERAL,
+    STORE_DIGIT_WORDS,
     STORE_SPELLED_WORDS,
     class_words,
     logged_words,
@@ -61,6 +64,7 @@ from firstfault.extract.memo import ON, Memo, digits_zeroed
 from firstfault.extract.nccl import NCCL_ERROR_LITERALS, mark_failure, nccl_owns, split_rank_prefix
 from firstfault.extract.numerics import numerics
 from firstfault.extract.prefix import MARKUP_TAG_LITERALS
+from firstfault.extract.reasons import text_reasons
 from firstfault.extract.torchrun import torchrun_entry
 
 # UCX's own log record (`[host:pid:tid] ucp_worker.c:1498 UCX  ERROR uct_iface_open(rc_verbs/mlx5_0:1) failed:
@@ -95,15 +99,16 @@ def _alone_uncached(body: str) -> list[Draft]:
 # nccl_owns, standalone read nothing else), remembered two ways (extract/memo.py):
 # - by the body: any answer, replayed as fresh drafts;
 # - by the body with its digits zeroed, only the answer "nothing", and only for a body that holds none of
-#   _DIGIT_WORDS (cuda_drafts' own, traceback.CUDA_DIGIT_WORDS, NCCL's and the errno's) nor the other places where
-#   cuda_drafts reads a digit's value (traceback.cuda_digit_blind). Without them the steps decide "nothing" by words
-#   and by digit-blind patterns alone (\d, \w, [^:\s], lengths all unchanged by zeroing): the CUDA error code and OOM
-#   allocator names, the `[Errno N]` number and NCCL's status codes are the only digits they compare, and each of
+#   _DIGIT_WORDS (cuda_drafts' own, traceback.CUDA_DIGIT_WORDS, NCCL's, the errno's and an object store's numbered
+#   codes, excclass.STORE_DIGIT_WORDS) nor the other places where cuda_drafts reads a digit's value
+#   (traceback.cuda_digit_blind). Without them the steps decide "nothing" by words and by digit-blind patterns
+#   alone (\d, \w, [^:\s], lengths all unchanged by zeroing): the CUDA error code and OOM allocator names, the
+#   `[Errno N]` number, NCCL's status codes and those store codes are the only digits they compare, and each of
 #   those needs one of these words first, or the shape of a CUDA code before or after its message (`Error 803: `,
 #   `(error 803)`, which a body holds exactly when its zeroed form does). `_zeroed_safe` checks at first use
 #   that the words the steps compare (storage strerror texts, exec failure reasons) hold no digit; if one
 #   did, only exact repeats would be remembered.
-_DIGIT_WORDS: Final = (*tb.CUDA_DIGIT_WORDS, *NCCL_ERROR_LITERALS, "[Errno")
+_DIGIT_WORDS: Final = (*tb.CUDA_DIGIT_WORDS, *NCCL_ERROR_LITERALS, "[Errno", *STORE_DIGIT_WORDS)
 _DIGIT_WORDS_RX: Final = tb.digit_reads(_DIGIT_WORDS)
 _K_NGC_NEED = "ff.app.ngc_need"  # the driver release an NGC banner's first line said the image needs
 _ALONE: Memo[tuple[Draft, ...]] = Memo("app.alone")
@@ -225,6 +230,26 @@ def _platform_crash(file: str, body: str) -> list[Draft]:
         return []
     return [Draft("platform.error", {"program": row.program, "part": row.part, "text": "panic",
                                      "message": tb.clip(body)})]
+
+
+def _provisioning(drafts: list[Draft], frames: tuple[str, ...], text: str) -> list[Draft] | None:
+    """A cluster's provisioning program failing in a Python exception (catalog/platform.yaml `platform_programs`, part
+    provision): the traceback's outermost frame is one of its own files (slurm-gcp's `/slurm/scripts/setup.py`: the
+    program itself raised), or a `CalledProcessError` names one of its steps as the command (HyperPod's
+    `Command '['sudo', 'bash', './utils/install_docker.sh']' returned non-zero exit status 100.`). That program's
+    `platform.error` (`text` `traceback` or `step`), not the workload's exception; None where it is not, and where a
+    row of catalog/scheduler.yaml reads the exception's words (a cloud API's quota refusal or stock-out that the
+    program passed on: what that row says decides, docs/verdict.md)."""
+    exc = next((d for d in drafts if d.kind == "app.exception"), None)
+    if exc is None or exc.fields.get("envelope") or exc.fields.get("thread"):
+        return None
+    row, how = provisioning_program(frames), "traceback"
+    if row is None and exc.fields.get("exc_type") == "CalledProcessError":
+        row, how = provisioning_step(str(exc.fields.get("message", ""))), "step"
+    if row is None or text_reasons(text):
+        return None
+    return [Draft("platform.error", {"program": row.program, "part": row.part, "text": how,
+                                     "message": tb.clip(text)})]
 
 
 _lone = _TerminalLine("app.lone", tb.lone_exception)
@@ -429,6 +454,9 @@ class ExceptionExtractor:
                     head = tb.js_error_line(body)
                     if head is not None:  # a JavaScript error's line if a stack frame comes next (_javascript)
                         ctx.state[_JS_WAIT] = (ctx.lineno, body, head)
+        if (provisioned := _provisioning(drafts, closed.frames if closed is not None else (),
+                                         closed.text if closed is not None else body)) is not None:
+            drafts = provisioned
         if any(d.kind == "storage.error" for d in drafts) and (quoter := quoting_runtime(ctx.state, ctx.lineno)):
             # a storage errno in the quoted output of a container runtime's failed step (a hook's stderr on the lines
             # after runc's report): the node's container plumbing, not the job's storage (extract/container.py)
@@ -459,7 +487,15 @@ class ExceptionExtractor:
         if not isinstance(m, tb.TracebackModel):
             return []
         out: list[tuple[Draft, LineContext, str]] = []
-        for end in m.open_ends():
+        for end in m.open_ends(provisioning=provisioning_program):
+            row = provisioning_program(end.frames)
+            if row is not None:
+                # a provisioning program's own traceback cut before its exception line (its frames alone, a header
+                # cut off too: such a program prints them only in an exception's report): that program failing
+                d = Draft("platform.error", {"program": row.program, "part": row.part, "text": "traceback",
+                                             "message": tb.clip(end.frames[-1])})
+                out.append((d, end.head, end.text))
+                continue
             d = Draft("app.exception", {"terminal": True, "truncated": True, "message": tb.clip(end.frames[-1])})
             who = end.who[0] if isinstance(end.who, tuple) else end.who
             if isinstance(who, int) and who != end.head.rank:

@@ -26,6 +26,7 @@ from firstfault.catalog.tables import (
 )
 from firstfault.extract.base import Draft, LineContext, LineExtractor, worded_at
 from firstfault.extract.codes import errno_of, errno_row, storage_strerror_rx
+from firstfault.extract.reasons import text_reasons
 from firstfault.model import FieldValue
 from firstfault.pci import norm_pci
 
@@ -945,6 +946,33 @@ _NODE_LOST = re.compile(
 )
 
 
+# slurmctld's log of a node reason set by `scontrol update` (src/slurmctld/node_mgr.c update_node: `update_node: node %s
+# reason set to: %s`): a cloud cluster's ResumeProgram that could not create the node's instance sets it DOWN with the
+# cloud's error as its reason (slurm-gcp's resume.py: `GCP Error: <the operation's message>`,
+# GoogleCloudPlatform/cluster-toolkit#3225; ParallelCluster's slurm_resume sets its `(Code:<EC2 code>)...` reason),
+# and slurmctld then requeues the job `due to failure of node N`. Where catalog/scheduler.yaml reads the reason (a
+# quota of the job's project: its set-up; a stock-out: no cause), that node's failure is the refusal's, which its own
+# reading decides: the node never existed, no node failed under the job (docs/verdict.md).
+_REASON_SET = re.compile(r"update_node: node (?P<host>[A-Za-z0-9][\w.\-]{0,126}) reason set to: (?P<reason>.+)$")
+_K_REFUSED = "host.refused_nodes"  # per stream: the nodes whose reason a cloud's refusal was set to
+_REFUSED_MAX: Final = 4096
+# the rows of catalog/scheduler.yaml that are a cloud API's words (its quota refusals: `setup`; its stock-outs: none)
+_CLOUDS: Final = frozenset({"aws", "gcp", "azure"})
+
+
+def _refused(line: str, ctx: LineContext) -> bool:
+    """Remembers a node whose reason slurmctld set to a cloud's refusal that catalog/scheduler.yaml reads
+    (_REASON_SET); whether the line was such a reason."""
+    m = _REASON_SET.search(line)
+    if m is None or not any(h.scheduler in _CLOUDS and h.reason in (None, "setup")
+                            for h in text_reasons(m.group("reason"))):
+        return False
+    seen = ctx.state.setdefault(_K_REFUSED, set())
+    if isinstance(seen, set) and len(seen) < _REFUSED_MAX:
+        seen.add(m.group("host"))
+    return True
+
+
 class NodeDownExtractor:
     """slurmctld's view of a node that stopped answering or failed under a job."""
 
@@ -957,9 +985,11 @@ class NodeDownExtractor:
     sources: frozenset[str] = frozenset({"kernel", "syslog", "application"})
     literals: tuple[str, ...] = ("not responding", "on failed node", "due to failure of node", "(node failure)",
                                  "could not connect to MOM", "/slurm_script: No such file", "now responding",
-                                 "returned to service")
+                                 "returned to service", "reason set to: ")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        if "reason set to: " in line and _refused(line, ctx):
+            return
         if "now responding" in line or "returned to service" in line:
             back = _NODE_BACK.search(line)
             if back:
@@ -981,6 +1011,9 @@ class NodeDownExtractor:
         else:
             hosts = [m.group("failed") or m.group("failed2")]
             reason = "node failure"
+            refused = ctx.state.get(_K_REFUSED)
+            if m.group("failed2") and isinstance(refused, set) and hosts[0] in refused:
+                return  # the cloud refused to create the node: that refusal's, no node failure (_REASON_SET)
         for host in hosts:
             yield Draft(kind="sched.node_down", fields={"host": host, "reason": reason}, host=host)
 

@@ -341,7 +341,13 @@ def _node_warn(head: re.Match[str] | None, warn: str | None, body: str) -> NcclN
             if any(t in text for t in row.texts) or (src is not None and src in row.files)]
     if warn is not None and (benign := next((r for r in hits if r.reading == "benign"), None)) is not None:
         return benign
-    return next((r for r in hits if r.reading in ("setup", "platform") and (warn is not None or not r.header)), None)
+    # a set-up row before an `internal` one: the settings a WARN names explain the check it failed (`No
+    # algorithm/protocol available for function ... NCCL_ALGO was set to ...`); an `internal` row only in a WARN
+    for readings in (("setup", "platform"), ("internal",)):
+        row = next((r for r in hits if r.reading in readings and (warn is not None or not r.header)), None)
+        if row is not None:
+            return row
+    return None
 
 
 # NCCL's report of a CUDA call failing, in its two spellings: CUDACHECK's `Cuda failure 1 'invalid argument'` and
@@ -436,6 +442,15 @@ def _classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
         # A service of the node's platform under NCCL is not working (the IMEX domain of a multi-node NVLink
         # system): the node's, not the job's set-up (rule node-mnnvl-unavailable reads the status).
         fields = {"detail": detail, "local_status": node.name}
+        fields.update(_where_in_nccl(head, warn, body))
+        fields.pop("setup", None)
+        fields.pop("limit", None)
+        found["nccl.error"] = fields
+    elif local is None and node is not None and node.reading == "internal":
+        # A consistency check of NCCL's own failed (its rings, its trees, its schedule: ncclInternalError) with
+        # nothing of the node's or the job's settings named: NCCL's defect, or ranks whose NCCL builds computed
+        # another topology (catalog/transport.yaml: the symptom names the check; no rule makes it a cause).
+        fields = {"detail": detail, "local_status": node.name, "internal": True}
         fields.update(_where_in_nccl(head, warn, body))
         fields.pop("setup", None)
         fields.pop("limit", None)
@@ -811,7 +826,7 @@ class NcclErrorExtractor:
         "app.exception": frozenset({"errno", "exc_type", "message", "shm", "limit", "library"}),
         "nccl.communicator_aborted": frozenset({"detail", "library"}),
         "nccl.error": frozenset({"async_event", "detail", "nccl_result", "cuda_class", "errno", "nccl_source",
-                                 "transport", "setup", "local_status", "limit", "library"}),
+                                 "transport", "setup", "local_status", "limit", "library", "internal"}),
         "nccl.ib_completion_error": frozenset({"hca", "opcode", "peer", "status", "vendor_err", "status_class",
                                                "status_name", "library"}),
         "nccl.remote_error": frozenset({"detail", "stack", "peer_status", "peer", "errno", "nccl_source",

@@ -9,6 +9,7 @@ prepend its own tag, and they stack:
 | layer | example | yields |
 |---|---|---|
 | container runtime (CRI, docker, `kubectl logs --timestamps`) | `2026-11-02T10:03:07.123456789Z stderr F ` | - |
+| a log console's row copied (Cloud Logging): local stamp, zone glued to the line | `2022-05-20 06:14:58.902 EDT` | - |
 | mpirun `--tag-output` | `[1,2]<stderr>:` | rank 2 |
 | PyTorch rank prefix (`TORCH_...`, >= 2.2) | `[rank2]:` | rank 2 |
 | MPICH's PMI client | `[cli_2]:` | rank 2 |
@@ -68,6 +69,25 @@ from firstfault.timeparse import BANNER_RULE, progress_bar_end
 # The container runtime's stamp: RFC 3339 with a `T`, then CRI's stream and tag.
 _RUNTIME = re.compile(
     r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+(?:(?:stdout|stderr)\s+[FP]\s+)?"
+)
+# A row of a log console (Google Cloud's Logs Explorer) copied as text: the entry's time in the viewer's own zone, to
+# the millisecond, then the zone's abbreviation glued to the payload, no space between (the console's spans pasted
+# without theirs; its severity, where copied, on a line of its own before): `2022-05-20 06:14:58.902 EDTfailed to
+# verify GPU driver installation` (GoogleCloudPlatform/container-engine-accelerators#237), `2024-05-31 21:59:39.905
+# GETThe requested driver does not exist.` (#382: Georgia's zone, UTC+4, four hours after the `17:59:39` of wget's
+# own stamp in the same paste; not an HTTP method). The zones are data: the abbreviations a console prints for the
+# zones of the tz database (the Americas', Europe's, Asia's and Oceania's in common use), or an offset from GMT/UTC.
+# Only glued, and not inside a capitalised word: a zone word with a space after it (`... 21:59:39.905 GET /api 200`),
+# or one that begins a word in capitals (`ESTABLISHED`, `ARTIFACT`), is the line's own word.
+_CONSOLE_ZONES: Final = (
+    "UTC", "GMT", "EST", "EDT", "CST", "CDT", "MST", "MDT", "PST", "PDT", "AKST", "AKDT", "HST", "AST", "ADT", "NST",
+    "NDT", "BRT", "ART", "CLT", "CLST", "WET", "WEST", "BST", "IST", "CET", "CEST", "EET", "EEST", "MSK", "GET", "AMT",
+    "GST", "PKT", "NPT", "ICT", "WIB", "SGT", "HKT", "PHT", "JST", "KST", "AWST", "ACST", "ACDT", "AEST", "AEDT",
+    "NZST", "NZDT",
+)
+_CONSOLE = re.compile(
+    r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} (?:(?:GMT|UTC)[+-]\d{1,2}(?::?\d\d)?|"
+    + "|".join(sorted(_CONSOLE_ZONES, key=lambda z: (-len(z), z))) + r")(?=[^\sA-Z]|[A-Z](?![A-Z]))"
 )
 _MPI = re.compile(r"\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s?")
 _RANK = re.compile(r"\[rank(?P<rank>\d+)\]:\s?")
@@ -347,6 +367,12 @@ _NOT_HOSTS: Final = frozenset(
     )
 )
 _EXC_TAIL: Final = ("error", "exception", "warning", "exit", "interrupt", "failure", "fault", "timeout")
+# Programs that print their own name joined to the node's by a hyphen before `: `: slurmstepd and slurmd (their
+# log's argv0 `slurmstepd-%s` / `slurmd-%s` with the node's name, src/slurmd/slurmstepd/slurmstepd.c and
+# slurmd.c, Slurm 21.08 on: `slurmstepd-gpu07: error: ...` in a job's output and slurmd's log; the lab's Slurm 22.05
+# prints `slurmstepd-ffnode1: error: --task-prolog failed status=1`). The word is the program's tag, which the
+# Slurm readers read (extract/slurmerr.py `_TAG`), not a host's: its digits are the node name's.
+_NODE_SUFFIXED_PROGRAMS: Final = ("slurmstepd-", "slurmd-")
 _PRINTER = re.compile(r"([A-Za-z][\w.\-]{1,63}): ")
 
 
@@ -389,6 +415,8 @@ def _looks_like_host(word: str, hosts: NodeNames) -> bool:
         return True
     low = word.lower()
     if low in _NOT_HOSTS or low.endswith(_EXC_TAIL) or word.isdigit() or _ELAPSED.fullmatch(word) or low in _printers():
+        return False
+    if low.startswith(_NODE_SUFFIXED_PROGRAMS):
         return False
     if any(c.isdigit() for c in word):
         # `worker-3`, `node001`, `ip-10-0-0-1`, `10.0.0.7`; not `cuda:0`-like words (no colon here).
@@ -603,7 +631,7 @@ class PrefixLayer:
                         body = body[m.start("tag") if keep else m.end():]
                         continue
             if c.isdigit():
-                m = _RUNTIME.match(body)
+                m = _RUNTIME.match(body) or (_CONSOLE.match(body) if body[23:24] == " " else None)
                 if m and m.end() < len(body):
                     body = body[m.end():]
                     continue

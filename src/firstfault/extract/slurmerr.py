@@ -41,6 +41,8 @@ from firstfault.catalog.tables import (
     SlurmError,
     SlurmMessage,
     SlurmNodeReason,
+    SlurmPluginFunction,
+    SlurmSpoolFile,
     SlurmSubmitter,
     slurm_tables,
 )
@@ -88,7 +90,7 @@ _PLACEHOLDERS = re.compile(r"(\{host\}|\{id\}|\{any\})")
 class _Read(NamedTuple):
     """What a line says in Slurm's words: the row, and the node the words name."""
 
-    row: SlurmError | SlurmMessage | SlurmSubmitter | SlurmDaemon
+    row: SlurmError | SlurmMessage | SlurmSubmitter | SlurmDaemon | SlurmPluginFunction
     rest: str  # the message after the program's tag and level
     host: str | None
     program: str | None  # srun, slurmstepd, ...; None: a daemon's log line
@@ -120,6 +122,9 @@ class _Tables(NamedTuple):
     literals: tuple[str, ...]
     submitters: Mapping[str, SlurmSubmitter]  # by program
     daemons: Mapping[str, SlurmDaemon]  # by program
+    functions: re.Pattern[str]  # a node plugin's function's name at a message's head: group `f`
+    function_rows: tuple[SlurmPluginFunction, ...]  # longest prefix first
+    spool: Mapping[str, SlurmSpoolFile]  # by file name
 
 
 @lru_cache(maxsize=1)
@@ -134,9 +139,26 @@ def _tables() -> _Tables:
     said = {f"{s.program}: error: " for s in t.submitters}
     # a daemon's fatal line: in its own tag (`slurmd: fatal: `), syslog's (`slurmd[42]: fatal: `) or its log file's
     fatal = {f"{d.program}: fatal: " for d in t.daemons} | {"]: fatal: ", "] fatal: "}
-    literals = tuple(sorted({e.text for e in t.errors} | pieces | said | fatal))
+    function_rows = tuple(sorted(t.plugin_functions, key=lambda f: -len(f.prefix)))
+    # the whole first word of the message: the function's name (`container_p_join`), perhaps with its plugin's
+    # (`cli_filter_p_pre_submit/lua`), before `:`, a blank or `(`; bounded
+    functions = re.compile(r"\A(?P<f>(?:" + "|".join(re.escape(f.prefix) for f in function_rows)
+                           + r")[a-z0-9_]{0,64})(?:/\w{1,32})?(?=[:\s(]|\Z)")
+    literals = tuple(sorted({e.text for e in t.errors} | pieces | said | fatal
+                            | {f.prefix for f in t.plugin_functions}))
     return _Tables({e.text: e for e in t.errors}, messages, rows, contexts, literals,
-                   {s.program: s for s in t.submitters}, {d.program: d for d in t.daemons})
+                   {s.program: s for s in t.submitters}, {d.program: d for d in t.daemons},
+                   functions, function_rows, {f.file: f for f in t.spool_files})
+
+
+def _function(rest: str) -> SlurmPluginFunction | None:
+    """The node plugin whose function's name begins the message (catalog/slurm.yaml `plugin_functions`), if any."""
+    tables = _tables()
+    m = tables.functions.match(rest)
+    if m is None:
+        return None
+    name = m.group("f")
+    return next((f for f in tables.function_rows if name.startswith(f.prefix)), None)
 
 
 def _message(rest: str) -> tuple[SlurmMessage, str | None] | None:
@@ -199,6 +221,8 @@ def read_slurm_error(body: str, daemon_log: bool = False) -> _Read | None:
     if level is None:
         return None
     err = _error(rest)
+    if err is None and (function := _function(rest)) is not None:
+        return _Read(function, rest, None, program)
     if err is None and level == "fatal":
         # a daemon ending itself (catalog/slurm.yaml `daemons`): named by its tag, or a daemon's log line that is not
         # a step's
@@ -245,7 +269,7 @@ class SlurmErrorExtractor:
             ctx.claimed = True
             return
         if side == "job":
-            assert not isinstance(row, SlurmDaemon)  # (a daemon's side is the node's)
+            assert not isinstance(row, SlurmDaemon | SlurmPluginFunction)  # (their job rows: none)
             draft = self._job(row, read)
             if draft is not None:
                 yield draft
@@ -260,7 +284,9 @@ class SlurmErrorExtractor:
             return
         if read.host is not None and isinstance(row, SlurmError):
             named.add(row.text)
-        fields: dict[str, FieldValue] = {"name": row.name if isinstance(row, SlurmError) else "message",
+        name = (row.name if isinstance(row, SlurmError) else "function" if isinstance(row, SlurmPluginFunction)
+                else "message")
+        fields: dict[str, FieldValue] = {"name": name,
                                          "side": "node", "text": clip(text), "message": clip(read.rest)}
         if read.program is not None:
             fields["program"] = read.program
@@ -272,13 +298,24 @@ class SlurmErrorExtractor:
 
     @staticmethod
     def _job(row: SlurmError | SlurmMessage | SlurmSubmitter, read: _Read) -> Draft | None:
-        """The job's own set-up, as the app-setup rule reads it; a path row only where its errno is the path's."""
+        """The job's own set-up, as the app-setup rule reads it; a path row only where its errno is the path's, and
+        the node's where the path is a file slurmd wrote into its spool directory that the errno says the node may
+        not give (catalog/slurm.yaml `spool_files`)."""
         fields: dict[str, FieldValue] = {"message": clip(read.rest), "setup": True}
         if isinstance(row, SlurmMessage) and row.errno:
             name = errno_of(read.rest[len(row.text):])
+            path = path_of(read.rest)
+            spool = _tables().spool.get(path.rpartition("/")[2]) if path else None
+            if spool is not None and name in spool.errnos:
+                node: dict[str, FieldValue] = {"name": "spool_file", "side": "node", "text": spool.file,
+                                               "message": clip(read.rest)}
+                if read.program is not None:
+                    node["program"] = read.program
+                if read.host is not None:
+                    node["names_node"] = True
+                return Draft("sched.error", node, host=read.host)
             if name is not None and name not in _JOB_PATH_ERRNOS:
                 return None  # a full, stale or failing file system: not the job's set-up (the storage readers')
-            path = path_of(read.rest)
             if path:
                 fields["path"] = path
             if name is not None:

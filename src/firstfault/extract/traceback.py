@@ -50,6 +50,7 @@ word of its stream and only when no cause read from fuller evidence stands.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Final, NamedTuple
@@ -90,6 +91,7 @@ from firstfault.extract.codes import (
     library_status_of,
     nccl_result_of,
     path_of,
+    pseudo_fs,
     relays_result,
     signal_name,
     signal_names,
@@ -119,6 +121,7 @@ from firstfault.extract.excclass import (
     status_head,
     store_cause,
     store_code,
+    store_setup,
     store_side,
 )
 from firstfault.extract.memo import ON, Memo, digits_zeroed
@@ -1131,7 +1134,7 @@ def standalone(body: str) -> Draft | None:
             return d
         return None
     m4 = storage_strerror_rx().search(body)
-    if m4 and not is_shm(path_of(body), body):
+    if m4 and not is_shm(path_of(body), body) and pseudo_fs(path_of(body)) is None:
         name = errno_of(m4.group("text"))
         return Draft("storage.error", _fields(fs="posix", errno=name, path=path_of(body), detail=clip(body)))
     m2 = _NO_MODULE.search(body)
@@ -1437,13 +1440,15 @@ def _loader(exc: Exc, body: str) -> Draft:
 
 
 def _object_store(exc: Exc, code: str | None = None) -> Draft:
-    """An object store's error: the store's side (throttling, its own errors, timeouts) is storage; a key,
-    bucket or credential the job got wrong is the workload's."""
+    """An object store's error: the store's side (throttling, its own errors, timeouts) is storage; a key or
+    bucket the job got wrong is the workload's; credentials or permissions the store refused (a code's `setup`,
+    catalog/exceptions.yaml) the job's set-up."""
     code = code or store_code(exc.cls, exc.msg)
     if store_side(code) == "store":
         return Draft("storage.error", _fields(fs="object_store", store_code=code, store_cause=store_cause(code),
                                               exc_type=exc.cls or None, detail=_detail(exc)))
-    return Draft("app.exception", _fields(exc_type=exc.cls or None, message=clip(exc.msg), store_code=code))
+    return Draft("app.exception", _fields(exc_type=exc.cls or None, message=clip(exc.msg), store_code=code,
+                                          setup=store_setup(code) or None))
 
 
 # A message that says the file was being written (TensorFlow's `Error writing (tmp) checkpoint file: ...`).
@@ -1614,9 +1619,10 @@ def _errno(exc: Exc, body: str, frames: tuple[str, ...] = (), name: str | None =
         return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), errno=name, path=path,
                                               cache_race=True))
     row = errno_row(name)
+    # a path of a pseudo file system (/proc, /sys, a cgroup): the kernel object's answer, no storage's
     storage = (row is not None and row.side == "storage" and not _root_entry_read_only(name, path)
-               and (not row.calls or _failed_call(exc.msg, frames) in row.calls))
-    if (storage or (name is None and write_failed)) and not is_shm(path, exc.msg):
+               and (not row.calls or _failed_call(exc.msg, frames) in row.calls) and pseudo_fs(path) is None)
+    if (storage or (name is None and write_failed and pseudo_fs(path) is None)) and not is_shm(path, exc.msg):
         # The errno may name the kind of file system: ENOTCONN, a FUSE mount whose daemon (s3fs, gcsfuse,
         # blobfuse, JuiceFS) is gone.
         fs = (row.fs if row is not None else None) or "posix"
@@ -1652,7 +1658,9 @@ def _fortran(exc: Exc, body: str, frames: tuple[str, ...]) -> Draft:
     if row is not None and row.io is not None:
         f = _FORTRAN_FILE.search(exc.msg)
         path = f.group("file").rstrip() if f is not None else ""
-        if path.startswith("/") and not path.startswith(("/dev/", "/proc/", "/sys/")) and not is_shm(path, exc.msg):
+        # a pseudo file system's path, or a device file named as the unit (/dev: its device's), is no storage's
+        if (path.startswith("/") and pseudo_fs(path) is None and not path.startswith("/dev/")
+                and not is_shm(path, exc.msg)):
             return Draft("storage.error", _fields(fs="posix", errno=None, path=path, exc_type=exc.cls,
                                                   detail=_detail(exc)))
     return Draft("app.exception", {"exc_type": exc.cls, "message": clip(exc.msg)})
@@ -2102,17 +2110,21 @@ class TracebackModel:
         return [(st.unsettled[0], st.unsettled[1], who) for who, st in self.streams.items()
                 if st.unsettled is not None and not st.decided]
 
-    def open_ends(self) -> list[OpenEnd]:
+    def open_ends(self, provisioning: Callable[[tuple[str, ...]], object] | None = None) -> list[OpenEnd]:
         """The tracebacks still open where the stream ends, opened by their header and with at least one frame: the
         process stopped (or the log was cut) before Python printed the exception line (frames without a header are
         as often a stack dump of a live process: py-spy's, gdb's `py-bt`). Not a later member of a chain that already
         decided (an envelope), not one that ended a thread or that Python ignored, and at most one per place
-        (a tagged header opens two streams: the first opened is kept)."""
+        (a tagged header opens two streams: the first opened is kept). `provisioning`: where it names the frames
+        (its outermost first) a cluster's provisioning program's own, they count without a header too (no one dumps
+        such a program's live stack; it prints its frames only in an exception's report)."""
         out: list[OpenEnd] = []
         seen: set[tuple[str, int]] = set()
         for st in self.streams.values():
             head = st.head
-            if (st.opened is None or head is None or TRACEBACK not in st.head_text or not st.frames or st.decided
+            headed = TRACEBACK in st.head_text or (provisioning is not None and bool(st.frames)
+                                                   and provisioning(tuple(st.frames)) is not None)
+            if (st.opened is None or head is None or not headed or not st.frames or st.decided
                     or st.in_thread or st.ignored or ignored(tuple(st.frames))):
                 continue
             at = (head.file, st.opened)
