@@ -2218,6 +2218,17 @@ def sched_tables() -> SchedTables:
 
 
 @lru_cache(maxsize=1)
+def _states() -> MappingProxyType[str, str]:
+    return MappingProxyType({r.reason: r.state for r in sched_tables().reasons})
+
+
+def state_of(reason: str) -> str | None:
+    """The Slurm-form job state (`TIMEOUT`, `OUT_OF_MEMORY`, ...) of a job that ended for `reason`; None for a
+    word that is not one of catalog/scheduler.yaml's reasons."""
+    return _states().get(reason)
+
+
+@lru_cache(maxsize=1)
 def _kube_reasons() -> MappingProxyType[str, SchedReasonName | None]:
     return MappingProxyType({w.word: w.reason for w in sched_tables().words
                              if w.scheduler == "kubernetes" and w.field == "reason" and not w.extended})
@@ -2246,8 +2257,7 @@ def kueue_end(typ: str | None, status: str | None, reason: str | None) -> tuple[
         due = rows.get(reason, "eviction") if reason is not None else "eviction"
     else:
         return None, None
-    states = {r.reason: r.state for r in sched_tables().reasons}
-    return due, (states[due] if due is not None else "FAILED")
+    return due, ((state_of(due) if due is not None else None) or "FAILED")
 
 
 # --------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Literal
+from typing import Final, Literal
 
 
 class CatalogTableError(ValueError):
@@ -143,6 +143,9 @@ SchedReasonName = Literal[
 SchedulerName = Literal["sge", "pbs", "pbspro", "torque", "moab", "lsf", "flux", "kubernetes", "htcondor", "docker",
                         "ecs", "nomad", "slurm", "gcp", "aws", "azure", "ray", "sagemaker", "vertex", "modal",
                         "systemd-oomd", "earlyoom", "yarn", "pals"]
+# The cloud APIs among them: their words are about a VM (a preemption that takes a node back, a quota or a stock-out
+# that refused to create one), never about the job's own process
+CLOUD_SCHEDULERS: Final = frozenset({"gcp", "aws", "azure"})
 # Which field of a record a word is a value of: a reason, a Flux result, a pod phase, a node's readiness, a node
 # condition's reason (any condition's, not only Ready's), HTCondor's HoldReasonCode, a job state (Slurm's), the MOM's
 # own (negative) Exit_status (PBS's); a cloud's notice to the guest: GCE's metadata `maintenance-event`, an Azure

@@ -24,6 +24,7 @@ from firstfault.catalog.tables import (
     storage_tables,
     storage_waits,
 )
+from firstfault.catalog.vocab import CLOUD_SCHEDULERS
 from firstfault.extract.base import Draft, LineContext, LineExtractor, worded_at
 from firstfault.extract.codes import errno_of, errno_row, storage_strerror_rx
 from firstfault.extract.reasons import text_reasons
@@ -956,15 +957,13 @@ _NODE_LOST = re.compile(
 _REASON_SET = re.compile(r"update_node: node (?P<host>[A-Za-z0-9][\w.\-]{0,126}) reason set to: (?P<reason>.+)$")
 _K_REFUSED = "host.refused_nodes"  # per stream: the nodes whose reason a cloud's refusal was set to
 _REFUSED_MAX: Final = 4096
-# the rows of catalog/scheduler.yaml that are a cloud API's words (its quota refusals: `setup`; its stock-outs: none)
-_CLOUDS: Final = frozenset({"aws", "gcp", "azure"})
 
 
 def _refused(line: str, ctx: LineContext) -> bool:
     """Remembers a node whose reason slurmctld set to a cloud's refusal that catalog/scheduler.yaml reads
     (_REASON_SET); whether the line was such a reason."""
     m = _REASON_SET.search(line)
-    if m is None or not any(h.scheduler in _CLOUDS and h.reason in (None, "setup")
+    if m is None or not any(h.scheduler in CLOUD_SCHEDULERS and h.reason in (None, "setup")
                             for h in text_reasons(m.group("reason"))):
         return False
     seen = ctx.state.setdefault(_K_REFUSED, set())

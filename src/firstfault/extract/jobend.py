@@ -29,6 +29,7 @@ from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import storage_tables
+from firstfault.catalog.vocab import CLOUD_SCHEDULERS
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.batch import SGE_DIED, sge_signal
 from firstfault.extract.codes import by_whom, errno_of, exit_signum, path_of, signal_name, signal_of_text
@@ -64,8 +65,6 @@ _SIGNALLED: Final = frozenset({"time_limit", "preemption", "node_failure", "canc
                                "eviction", "host_maintenance"})
 
 
-# The clouds whose notices say a VM was taken back (catalog/scheduler.yaml): their preemption is a node's.
-_CLOUDS: Final = frozenset({"gcp", "aws", "azure"})
 # Where a cloud's record names the VM it acted on, that VM is the node (GCE and GKE name a node as its instance): GCE's
 # resource path (`us-central1-a/instances/NAME` in `gcloud compute operations list`'s TARGET, `"resourceName":
 # ".../zones/Z/instances/NAME"` in the audit log), an Azure Scheduled Event's one resource (`"Resources": ["NAME"]`;
@@ -430,7 +429,7 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
         named = _VM_NAMED.get(scheduler)
         if host is None and named is not None and (vm := named.search(body)) is not None:
             draft.host = host = vm.group("vm")
-        if reason == "preemption" and (scheduler in _CLOUDS or host is not None):
+        if reason == "preemption" and (scheduler in CLOUD_SCHEDULERS or host is not None):
             # A cloud took a VM back (its notice in the guest, its handler's or its orchestrator's word naming the
             # node): the node that printed it or the one the line names was taken, not the whole job by a
             # scheduler's decision (rule scheduler-preempted-node).

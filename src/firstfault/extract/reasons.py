@@ -15,7 +15,7 @@ from functools import cache, lru_cache
 from typing import NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import SchedText, SchedWord, sched_tables
+from firstfault.catalog.tables import SchedText, SchedWord, sched_tables, state_of
 from firstfault.model import Event
 
 # A number with an optional unit, where a phrase of the table says `{n}`: `3610`, `105gb`, `38427376kb`,
@@ -54,17 +54,6 @@ class ReasonHit(NamedTuple):
     symptom: bool = False  # a node that failed to take or keep the job, no cause named (the table's `symptom`)
     refusal: str | None = None  # what refused the job's request, for a `setup` phrase (the table's `refusal`)
     pending: bool = False  # a pod waiting for a place, no cause named (the table's `pending`)
-
-
-@lru_cache(maxsize=1)
-def _states() -> Mapping[str, str]:
-    return {r.reason: r.state for r in sched_tables().reasons}
-
-
-def state_of(reason: str) -> str | None:
-    """The Slurm-form job state (`TIMEOUT`, `OUT_OF_MEMORY`, ...) of a job that ended for `reason`; None for a
-    word that is not one of the table's reasons."""
-    return _states().get(reason)
 
 
 @lru_cache(maxsize=1)
