@@ -270,6 +270,33 @@ def test_a_prolog_that_hung_names_its_node() -> None:
     assert [(e.fields["host"], e.fields.get("names_node")) for e in got] == [("gpu-07", True)]
 
 
+def test_the_prolog_error_slurmd_writes_into_the_jobs_own_output() -> None:
+    # src/slurmd/slurmd/req.c _prolog_error: `Error running slurm prolog: %d`, written into the batch job's error file
+    # with no program's tag and no level; the lab's slurm_prolog_failed (Slurm 22.05, tests/lab/captured): the node's
+    # Prolog failed, the job never ran
+    got = ours(feed(["Error running slurm prolog: 1"]))
+    assert [(e.kind, e.fields["side"], e.fields["text"]) for e in got] == [
+        ("sched.error", "node", "Error running slurm prolog: 1")]
+
+
+def test_engine_the_prolog_error_alone_is_the_nodes_slurm(make_bundle: BundleMaker) -> None:
+    # the lab's slurm_prolog_failed without the node's record: the batch output's one line decides the node's Slurm
+    v = _analyze(make_bundle, ["Error running slurm prolog: 1"])
+    rc = v.root_cause
+    assert (v.attributed_domain, rc and rc.category) == ("infrastructure", "node.scheduler")
+
+
+@pytest.mark.parametrize("line", [
+    # the words inside a line: a job's own echo of them, a wrapper's quotation, not slurmd's write
+    'echo "Error running slurm prolog: 1"',
+    "job 42 failed: Error running slurm prolog: 1",
+    # a tagless line beginning with another row's words is not that row (`Prolog hung on node` comes behind srun's tag)
+    "Prolog hung on node gpu-07",
+])
+def test_near_miss_a_rows_words_without_its_own_place_are_not_read(line: str) -> None:
+    assert ours(feed([line])) == []
+
+
 def test_near_miss_the_epilog_after_the_job_is_no_cause() -> None:
     # src/slurmd/slurmd/req.c: `error("%pI epilog failed status=%d:%d", ...)`, after the job ended
     assert ours(feed(["[2024-01-01T10:00:00.000] error: JobId=4242 epilog failed status=1:0"], "syslog", "n2")) == []

@@ -2287,6 +2287,9 @@ class SlurmMessage(_Row, frozen=True):
     weak: bool = False
     errno: bool = False  # the rest of the line is an errno of a path the job named
     level: bool = True  # False: a notice printed without an error level
+    # False: words slurmd writes into the job's own output file, with no program's tag and no level (req.c
+    # `_prolog_error`): read only as a whole line's beginning
+    tag: bool = True
 
     def __post_init__(self) -> None:
         if self.text.count("{host}") > 1:
@@ -2295,6 +2298,8 @@ class SlurmMessage(_Row, frozen=True):
             raise ValueError("weak qualifies a node row")
         if self.errno and self.side != "job":
             raise ValueError("errno qualifies a job row")
+        if not self.tag and self.level:
+            raise ValueError("a line without a program's tag has no level either (level: false)")
 
 
 class SlurmContext(_Row, frozen=True):

@@ -211,7 +211,9 @@ def read_slurm_error(body: str, daemon_log: bool = False) -> _Read | None:
     log = None if tag is not None else _LOG.match(body) or (_BARE.match(body) if daemon_log else None)
     gate = tag or log
     if gate is None:
-        return None
+        # words slurmd writes into the job's own output without a tag (catalog/slurm.yaml `tag: false`)
+        bare = _message(body)
+        return _Read(bare[0], body, bare[1], None) if bare is not None and not bare[0].tag else None
     level = gate.group("level")
     program = tag.group("prog") if tag is not None else None
     rest = body[gate.end():].strip()
