@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from firstfault.catalog import tables
 from firstfault.extract import host
 from tests.extract.helpers import assert_fields, one, scan
 
@@ -621,6 +622,43 @@ def test_bmc_power_events(line: str, sensor: str, state: str) -> None:
     "Power Supply failure detected on the spare node yesterday, Redundancy Lost was asserted",
 ])
 def test_near_miss_no_power_event(line: str) -> None:
+    assert scan(POWER, [line], source="syslog") == []
+
+
+def _freeipmi_power_rows() -> list[tuple[str, str, str]]:
+    """Every FreeIPMI row of catalog/platform.yaml `ipmi_power_events` (printed_by FreeIPMI's short strings,
+    libfreeipmi/spec/ipmi-sensor-and-event-code-tables-spec.c, chu11/freeipmi-mirror@282e8bb9)."""
+    return [(r.sensor, r.text, r.state) for r in tables.ipmi_power_events() if r.printed_by.startswith("FreeIPMI")]
+
+
+@pytest.mark.parametrize(("sensor", "text", "state"), _freeipmi_power_rows())
+def test_freeipmi_power_rows_in_both_layouts(sensor: str, text: str, state: str) -> None:
+    """Each FreeIPMI row as ipmi-sensors prints a present state (after `Presence detected`, as
+    openstreetmap/operations#944's PS2 row) and as ipmi-sel -v prints an asserted record (its Event Direction
+    column: ipmi-sel/src/ipmi-sel.c)."""
+    sensors = f"4694 | PS2 Status      | {sensor}      | N/A        | N/A   | 'Presence detected' '{text}'"
+    sel = f"  5 | Mar-07-2021 | 07:10:10 | PS2 Status | {sensor} | Assertion Event | {text}"
+    for line in (sensors, sel):
+        d = one(POWER, line, source="syslog")
+        assert d.kind == "host.power"
+        assert_fields(d, {"sensor": sensor, "state": state, "event": text})
+
+
+@pytest.mark.parametrize("line", [
+    # openstreetmap/operations#944: the healthy supply beside the failed one
+    "4627 | PS1 Status      | Power Supply      | N/A        | N/A   | 'Presence detected'",
+    # FreeIPMI's states that decide nothing (ipmi_sensor_type_power_supply_short offsets 07h, 06h; the redundancy
+    # regained), and a healthy sensor's 'OK'
+    "4630 | PS3 Status      | Power Supply      | N/A        | N/A   | 'Presence detected' 'Power Supply Inactive'",
+    "4631 | PS4 Status      | Power Supply      | N/A        | N/A   | 'Configuration error'",
+    "4640 | PS Redundancy   | Power Supply      | N/A        | N/A   | 'Fully Redundant'",
+    "4641 | PS Redundancy   | Power Supply      | N/A        | N/A   | 'OK'",
+    # ipmi-sel -v: the failure going away
+    "  6 | Mar-07-2021 | 07:40:10 | PS2 Status | Power Supply | Deassertion Event | Power Supply Failure detected",
+    # another sensor type's failure words in the same layout (a fan, a drive)
+    "4700 | FAN1            | Fan               | 0.00       | RPM   | 'Power Supply Failure detected'",
+])
+def test_near_miss_freeipmi_rows_that_name_no_power_fault(line: str) -> None:
     assert scan(POWER, [line], source="syslog") == []
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from firstfault.analysis.analyze import Analyzer
+from firstfault.catalog import tables
 from tests.conftest import BundleMaker
 from tests.extract import helpers
 
@@ -122,3 +123,70 @@ def test_a_ranks_degraded_fabric_is_the_gpus_nvlink(make_bundle: BundleMaker) ->
              for r in range(6)}
     v = Analyzer().analyze_path(str(make_bundle(files, name="fabric-degraded")))
     helpers.assert_cause_with_collective_fallout(v, "hardware", "gpu.nvlink", "node-02")
+
+
+# the Fabric block's registration (NVML nvmlGpuFabricInfo_t as nvidia-smi -q prints it; Azure/azhpc-images#506's GB
+# node: State Completed, Status Insufficient Resources, CliqueId 0, an all-zero ClusterUUID)
+def _registration(state: str, status: str, clique: str = "0",
+                  cluster: str = "00000000-0000-0000-0000-000000000000") -> list[str]:
+    return ["GPU 00000000:18:00.0",
+            "    Fabric",
+            f"        State                             : {state}",
+            f"        Status                            : {status}",
+            f"        CliqueId                          : {clique}",
+            f"        ClusterUUID                       : {cluster}"]
+
+
+@pytest.mark.parametrize(("status", "expected"), [
+    (r.equals, (r.accel_class, r.reason, None))
+    for r in tables.nvidia_smi_query() if r.section == "Fabric" and r.key == "Status"
+])
+def test_a_fabric_registration_status_that_names_a_fault(status: str, expected: tuple[str, str, None]) -> None:
+    """Each `Status` row of catalog/accel.yaml `nvidia_smi_query` (NVML's nvmlErrorString words, as leptonai/gpud
+    fabric_state.go FabricStatusToString@4a8de33a spells them), in azhpc-images#506's block."""
+    assert read(_registration("Completed", status)) == [expected]
+
+
+@pytest.mark.parametrize("lines", [
+    # a registered GPU (gpu-operator#2511's GB200)
+    _registration("Completed", "Success", "1", "5b9e6c77-4a2b-4a1e-9b7e-2f0c1d2e3f40"),
+    # still registering, and a GPU with no fabric: the Status N/A or Not Supported, CliqueId 0 and a zero
+    # ClusterUUID beside them decide nothing
+    _registration("In Progress", "N/A"),
+    _registration("Not Started", "N/A"),
+    _registration("Not Supported", "Not Supported"),
+    # the words of a fault under another section's key
+    ["    Processes", "        Status                            : Insufficient Resources"],
+])
+def test_near_miss_a_fabric_registration_that_names_no_fault(lines: list[str]) -> None:
+    assert read(lines) == []
+
+
+# nvidia-smi's own words when no link of the GPU is up (leptonai/gpud#1085's B200, the UUID as posted, redacted)
+_ALL_INACTIVE = "NVML: Unable to retrieve NVLink information as all links are inActive"
+
+
+@pytest.mark.parametrize("model", [r.word for r in tables.nvlink_gpu_models() if r.fabric])
+def test_every_link_inactive_on_a_gpu_of_an_nvlink_fabric(model: str) -> None:
+    """Each `fabric: true` word of catalog/accel.yaml `nvlink_gpu_models` (leptonai/gpud
+    pkg/nvidia/product/capabilities.go@4a8de33a, NVIDIA's product names) in a GPU's name: every link inactive, in
+    nvidia-smi's words or link by link, is that GPU's NVLink down."""
+    gpu = f"GPU 2: NVIDIA {model.upper()} (UUID: GPU-xxx)"
+    assert read([gpu, _ALL_INACTIVE]) == [("link", "nvlink_all_inactive", None)]
+    assert read([gpu, "         Link 0: <inactive>", "         Link 1: <inactive>"]) == [
+        ("link", "nvlink_inactive", 0)]
+
+
+@pytest.mark.parametrize("lines", [
+    # the GPUs with no NVLink they must use (each `fabric: false` word: a PCIe card, an NVL card, a GH200), and a
+    # model the table does not know (an L4)
+    *[[f"GPU 0: NVIDIA {w.upper()} 80GB (UUID: GPU-0000feed-0000-4000-8000-000000000300)", _ALL_INACTIVE]
+      for w in (r.word for r in tables.nvlink_gpu_models() if not r.fabric)],
+    ["GPU 0: NVIDIA H100 PCIe (UUID: GPU-0000feed-0000-4000-8000-000000000300)", _ALL_INACTIVE],
+    ["GPU 0: NVIDIA A100-PCIE-40GB (UUID: GPU-0000feed-0000-4000-8000-000000000300)", "\t Link 0: <inactive>"],
+    ["GPU 0: NVIDIA L4 (UUID: GPU-0000feed-0000-4000-8000-000000000300)", _ALL_INACTIVE],
+    # the words without a GPU's line above them: whose links, the line does not say
+    [_ALL_INACTIVE],
+])
+def test_near_miss_every_link_inactive_on_a_gpu_without_an_nvlink_fabric(lines: list[str]) -> None:
+    assert read(lines) == []

@@ -729,6 +729,32 @@ def nvidia_smi_nvlink() -> Mapping[str, NvlinkRow]:
     return MappingProxyType({r.key: r for r in _unique("accel.yaml", "nvidia_smi_nvlink", NvlinkRow, "key")})
 
 
+class NvlinkGpuModel(_Row, frozen=True):
+    """A word of a GPU's product name and whether a GPU so named is built into an NVLink fabric (catalog/accel.yaml
+    `nvlink_gpu_models`)."""
+
+    word: Annotated[str, Meta(min_length=3, pattern=r"^[a-z0-9 -]+$")]  # in lower case
+    fabric: bool
+    source: Annotated[str, Meta(min_length=8)]
+
+
+@lru_cache(maxsize=1)
+@_kept("accel.yaml")
+def nvlink_gpu_models() -> tuple[NvlinkGpuModel, ...]:
+    """The GPU models' words, in the file's order (catalog/accel.yaml `nvlink_gpu_models`)."""
+    return _unique("accel.yaml", "nvlink_gpu_models", NvlinkGpuModel, "word")
+
+
+def nvlink_fabric_model(name: str) -> bool | None:
+    """Is a GPU of product name `name` built into an NVLink fabric: False where a word of a `fabric: false` row stands
+    in it, else True where a word of a `fabric: true` row does, else None (a model the table does not know)."""
+    low = name.lower()
+    hits = [r.fabric for r in nvlink_gpu_models() if r.word in low]
+    if not hits:
+        return None
+    return all(hits)
+
+
 class AccelTable(NamedTuple):
     """catalog/accel.yaml: one table per vendor family, each with its vendor and the driver it names."""
 

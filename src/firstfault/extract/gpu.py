@@ -28,6 +28,7 @@ from firstfault.catalog.tables import (
     nvidia_smi_field_errors,
     nvidia_smi_nvlink,
     nvidia_smi_query,
+    nvlink_fabric_model,
     nvml_anchors,
     nvml_device_anchors,
     nvml_not_reports,
@@ -1251,7 +1252,9 @@ def _diag_close(state: dict[str, object], key: str, seen: set[str] | None) -> No
 
 
 # `nvidia-smi nvlink -e` / `-s` (catalog/accel.yaml `nvidia_smi_nvlink`): a GPU's block, then a line per link.
-_NVL_GPU = re.compile(r"^GPU (?P<gpu>\d{1,3}): [^()]{1,120}\(UUID: GPU-[0-9a-fA-F-]{1,40}\)$")
+# (the UUID's characters as posted: a copy may redact them, `GPU-xxx`)
+_NVL_GPU = re.compile(r"^GPU (?P<gpu>\d{1,3}): (?P<model>[^()]{1,120})\(UUID: GPU-[0-9a-zA-Z-]{1,40}\)$")
+_NVL_ALL_INACTIVE: Final = "all links are inActive"  # the key of nvidia_smi_nvlink's row for it
 _NVL_LINK = re.compile(r"^Link (?P<link>\d{1,3}): (?P<rest>.{1,80})$")
 _NVL_COUNT = re.compile(r"^(?P<key>[A-Za-z][A-Za-z ]{2,40}): (?P<n>\d{1,12})$")
 _NVL_SPEED = re.compile(r"^\d{1,4}(?:\.\d{1,4})? GB/s$")
@@ -1266,6 +1269,7 @@ class _NvlBlock:
 
     gpu: int | None
     lineno: int
+    fabric: bool | None = None  # the GPU's model built into an NVLink fabric (catalog nvlink_fabric_model)
     up: int = 0
     down: list[int] | None = None
     reported: bool = False
@@ -1274,8 +1278,10 @@ class _NvlBlock:
 class NvlinkExtractor:
     """`nvidia-smi nvlink -e` and `-s` read one GPU's block at a time: a link's replay, recovery or CRC count above 0
     (`Link 3: Replay Errors: 2353`) is that link's corrected errors (`link_info`, a symptom, once per GPU and count);
-    a link `<inactive>` where another link of the same GPU is up is that link down (`link`: gpu.nvlink); every link
-    inactive, or a count of 0, is nothing. The rows are catalog/accel.yaml's `nvidia_smi_nvlink`."""
+    a link `<inactive>` where another link of the same GPU is up, or any link inactive (every link: `all links are
+    inActive`) of a GPU whose model is built into an NVLink fabric (catalog/accel.yaml `nvlink_gpu_models`), is that
+    link down (`link`: gpu.nvlink); every link inactive on any other GPU, or a count of 0, is nothing. The rows are
+    catalog/accel.yaml's `nvidia_smi_nvlink`."""
 
     name = "gpu.nvlink_smi"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
@@ -1284,12 +1290,16 @@ class NvlinkExtractor:
     }
     # an operator's or a job's own run of nvidia-smi, in its output
     sources: frozenset[str] = frozenset({"application"})
-    literals: tuple[str, ...] = ("(UUID: GPU-", "Link ")
+    literals: tuple[str, ...] = ("(UUID: GPU-", "Link ", _NVL_ALL_INACTIVE)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         stripped = line.strip()
         if (g := _NVL_GPU.match(stripped)) is not None:
-            ctx.state[_K_NVL] = _NvlBlock(int(g.group("gpu")), ctx.lineno)
+            ctx.state[_K_NVL] = _NvlBlock(int(g.group("gpu")), ctx.lineno,
+                                          fabric=nvlink_fabric_model(g.group("model")))
+            return
+        if _NVL_ALL_INACTIVE in stripped:
+            yield from self._all_inactive(ctx)
             return
         m = _NVL_LINK.match(stripped)
         if m is None:
@@ -1317,13 +1327,27 @@ class NvlinkExtractor:
         else:
             return
         ctx.claimed = True
-        if block.down and block.up and not block.reported:
+        if block.down and (block.up or block.fabric) and not block.reported:
             block.reported = True
             row = down_row if down_row is not None else rows["<inactive>"]
+            why = f"{block.up} other link(s) up" if block.up else "a GPU of an NVLink fabric"
             yield from self._report(row.accel_class, row.reason, block.gpu, block.down[0],
-                                    f"Link {block.down[0]}: {row.key} ({block.up} other link(s) up)", ctx)
+                                    f"Link {block.down[0]}: {row.key} ({why})", ctx)
 
-    def _report(self, cls: str, reason: str, gpu: int | None, link: int, text: str,
+    def _all_inactive(self, ctx: LineContext) -> Iterator[Draft]:
+        """nvidia-smi's `Unable to retrieve NVLink information as all links are inActive` under a GPU's line: that
+        GPU's NVLinks down where its model is built into an NVLink fabric; else nothing."""
+        block = ctx.state.get(_K_NVL)
+        if not isinstance(block, _NvlBlock) or ctx.lineno - block.lineno > _NVL_REACH:
+            return
+        ctx.claimed = True
+        if not block.fabric or block.reported:
+            return
+        block.reported = True
+        row = nvidia_smi_nvlink()[_NVL_ALL_INACTIVE]
+        yield from self._report(row.accel_class, row.reason, block.gpu, None, row.key, ctx)
+
+    def _report(self, cls: str, reason: str, gpu: int | None, link: int | None, text: str,
                 ctx: LineContext) -> Iterator[Draft]:
         seen = ctx.state.setdefault(_K_NVL_SEEN, set())
         assert isinstance(seen, set)

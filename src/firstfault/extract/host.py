@@ -287,10 +287,24 @@ _SEL_POWER = re.compile(r"\|\s{0,8}(?P<sensor>Power Supply|Power Unit)\b[^|\n]{0
                         r"\s{0,8}\|\s{0,8}(?P<dir>Asserted|Deasserted)\b")
 
 
+# The same events as FreeIPMI prints them: `ipmi-sensors`' row of a sensor's present state (`ID | Name | Type | Reading
+# | Units | Event`, the event column each asserted state's words in quotes: ipmi-sensors/ipmi-sensors-simple-output.c),
+# and `ipmi-sel -v`'s record with its direction column (`... | Name | Type | Event Direction | Event`). ipmi-sel's
+# default record prints no direction, so it is not read: a deasserted failure would read as one.
+_SENSORS_POWER = re.compile(r"\|\s{0,8}(?P<sensor>Power Supply|Power Unit)\s{0,8}\|[^|\n]{0,40}\|[^|\n]{0,40}\|\s{0,8}"
+                            r"(?P<events>(?:'[^'\n]{1,100}'\s{0,4}){1,8})$")
+_SENSORS_EVENT = re.compile(r"'(?P<event>[^'\n]{1,100})'")
+_FREEIPMI_SEL_POWER = re.compile(r"\|\s{0,8}(?P<sensor>Power Supply|Power Unit)\s{0,8}\|\s{0,8}"
+                                 r"(?P<dir>Assertion|Deassertion) Event\s{0,8}\|\s{0,8}"
+                                 r"(?P<event>[^|\n]{1,100}?)\s{0,8}$")
+
+
 class BmcPowerEventExtractor:
     """The BMC's event log naming a power supply's or the power unit's state: `Power Supply #0xc4 | Failure detected ()
     | Asserted`, `Power Unit #0x44 | Redundancy Lost | Asserted` (catalog/platform.yaml `ipmi_power_events`), as
-    `host.power` with the row's state; a deasserted event (the state going away) is nothing."""
+    `host.power` with the row's state; a deasserted event (the state going away) is nothing. FreeIPMI's layouts the
+    same way: ipmi-sensors' present states (`| Power Supply | N/A | N/A | 'Presence detected' 'Power Supply Failure
+    detected'`: the first state a row reads) and ipmi-sel -v's records (`| Power Supply | Assertion Event | ...`)."""
 
     name = "host.bmc_power"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
@@ -301,16 +315,22 @@ class BmcPowerEventExtractor:
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         if "Power " not in line:
             return
-        m = _SEL_POWER.search(line)
-        if m is None or m.group("dir") != "Asserted":
+        line = line.rstrip()
+        if (m := _SEL_POWER.search(line)) is not None:
+            events: list[str] = [m.group("event").strip()] if m.group("dir") == "Asserted" else []
+        elif (m := _FREEIPMI_SEL_POWER.search(line)) is not None:
+            events = [m.group("event").strip()] if m.group("dir") == "Assertion" else []
+        elif (m := _SENSORS_POWER.search(line)) is not None:
+            events = [e.group("event").strip() for e in _SENSORS_EVENT.finditer(m.group("events"))]
+        else:
             return
-        event = m.group("event").strip()
-        row = next((r for r in ipmi_power_events() if r.sensor == m.group("sensor") and event.startswith(r.text)),
-                   None)
-        if row is None:
-            return
-        yield Draft(kind="host.power", fields={"sensor": row.sensor, "event": row.text, "state": row.state,
-                                               "detail": _clip(line[m.start() + 1:].strip())})
+        for event in events:
+            row = next((r for r in ipmi_power_events()
+                        if r.sensor == m.group("sensor") and event.startswith(r.text)), None)
+            if row is not None:
+                yield Draft(kind="host.power", fields={"sensor": row.sensor, "event": row.text, "state": row.state,
+                                                       "detail": _clip(line[m.start() + 1:].strip())})
+                return
 
 
 # --------------------------------------------------------------------------
