@@ -1079,6 +1079,53 @@ def transport_table() -> TransportTable:
     return TransportTable(tuple(completions), events, peers, tuple(local), classes)
 
 
+class HelpTopic(_Row, frozen=True):
+    """An Open MPI, PRRTE or PMIx help text by its file and topic (catalog/transport.yaml `help_topics`): the local
+    status whose sentence its text holds, or `none`."""
+
+    file: Annotated[str, Meta(pattern=r"^help-[\w.\-]+\.txt$")]
+    topic: Annotated[str, Meta(min_length=2, pattern=r"^[^\[\]\n]+$")]
+    status: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]+$")]
+
+
+# The local statuses' stacks whose rows are help texts a topic may name (extract/verbs.py reads them sentence by
+# sentence).
+_HELP_TEXT_STACKS: Final = frozenset({"mca", "ompi"})
+
+
+@lru_cache(maxsize=1)
+@_kept("transport.yaml")
+def help_topics() -> dict[tuple[str, str], LocalStatus | None]:
+    """catalog/transport.yaml `help_topics`: (file, topic) -> the local status row (stack mca or ompi) its text is,
+    or None for `none`. A topic appears once; a status names a help text's row."""
+    rows = {r.name: r for r in transport_table().local if r.stack in _HELP_TEXT_STACKS}
+    out: dict[tuple[str, str], LocalStatus | None] = {}
+    for where, item in _rows("transport.yaml", "help_topics", HelpTopic):
+        key = (item.file, item.topic)
+        if key in out:
+            raise CatalogTableError(f"{where}: {item.file} / {item.topic} appears twice")
+        if item.status != "none" and item.status not in rows:
+            raise CatalogTableError(f"{where}: {item.status!r} is no local status of stack mca or ompi")
+        out[key] = None if item.status == "none" else rows[item.status]
+    return out
+
+
+_PRINTF: Final = {"%s": r"\S{1,200}", "%5s": r" {0,5}\S{1,200}", "%d": r"-?[0-9]{1,12}"}
+
+
+@lru_cache(maxsize=1)
+@_kept("transport.yaml")
+def mca_verbose_records() -> re.Pattern[str]:
+    """Open MPI's verbose component-selection records (catalog/transport.yaml `mca_verbose_records`: printf formats)
+    as one pattern, to search a line for (behind any prefix) and that must end it: each format's text literal, its
+    `%s` / `%5s` / `%d` a bounded word or number."""
+    parts: list[str] = []
+    for fmt in _strings("transport.yaml", "mca_verbose_records"):
+        pieces = re.split(r"(%5s|%s|%d)", fmt)
+        parts.append("".join(_PRINTF.get(x, re.escape(x)) for x in pieces))
+    return re.compile("(?:" + "|".join(parts) + r")\s*$")  # the record whole to the line's end
+
+
 def mpich_classes() -> tuple[MpichErrorClass, ...]:
     """MPICH's error classes by the words its error stack gives them (catalog/transport.yaml `mpich_error_classes`)."""
     return transport_table().mpich_classes

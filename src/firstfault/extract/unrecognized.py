@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, Never, cast
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import level_header_table, mlx5_command_statuses
+from firstfault.catalog.tables import level_header_table, mca_verbose_records, mlx5_command_statuses
 from firstfault.extract.base import LineContext
 from firstfault.extract.codes import file_only_strerror_texts
 from firstfault.extract.excclass import setup_errno_words, store_code_words
@@ -86,6 +86,13 @@ def error_header(line: str) -> bool:
     return False
 
 
+def _mca_verbose(line: str) -> bool:
+    """Is the line one of Open MPI's verbose component-selection records with a word of failure (catalog/transport.yaml
+    `mca_verbose_records`: `select: init of component smcuda returned failure`)? A component left out, the framework
+    going on with the others: known context. Its digits read only as a class (the known cache keys on them zeroed)."""
+    return ("select" in line or "mca: base:" in line) and mca_verbose_records().search(line) is not None
+
+
 def _refused(line: str) -> bool:
     """Is the line mlx5_core's report of a command its firmware does not offer (_refused_command)?"""
     return "mlx5_cmd_" in line and _refused_command().search(line) is not None
@@ -134,13 +141,15 @@ class ErrorWords:
         # searched, not kept: a megabyte key held per line of a configuration dump (a line the
         # template cache keys on its shape as well) is memory, where a copy of it is rare.
         if len(line) > MAX_KEY:
-            return KNOWN_CONTEXT.search(line) is not None or ErrorWords.header_only(line) or _refused(line)
+            return (KNOWN_CONTEXT.search(line) is not None or ErrorWords.header_only(line) or _refused(line)
+                    or _mca_verbose(line))
         key = digits_zeroed(line)
         known = _KNOWN_CACHE.get(key)
         if known is None:
             # (header_only reads the header's digits as `\d` and its words in every digit: zeroed, the same answer;
-            # _refused reads digits as a class too)
-            known = KNOWN_CONTEXT.search(line) is not None or ErrorWords.header_only(line) or _refused(line)
+            # _refused and _mca_verbose read digits as a class too)
+            known = (KNOWN_CONTEXT.search(line) is not None or ErrorWords.header_only(line) or _refused(line)
+                     or _mca_verbose(line))
             if len(_KNOWN_CACHE) < _CACHE_MAX:
                 _KNOWN_CACHE[key] = known
         return known

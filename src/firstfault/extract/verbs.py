@@ -43,6 +43,7 @@ from firstfault.catalog.tables import (
     LocalStatus,
     PeerStatus,
     UcxStatus,
+    help_topics,
     libfabric_errnos,
     port_phys_states,
     port_state_key,
@@ -688,7 +689,8 @@ _K_WRAP = "ff.transport.help_wrap"  # (lineno, ((rest, row), ...), first line) o
 _K_STACK = "ff.transport.mpich_stack"  # (lineno, call, class, rank, host) of an MPICH error stack's first line
 _K_CONFIRM = "ff.transport.mpich_confirm"  # (lineno, row, detail, rank, host) of an entry waiting for its words
 # NCCL's are extract/nccl.py's, MPICH's read in a record, UCX's held by VerbsCompletionExtractor
-_LOCAL_STACKS: Final = ("mca", "ompi", "impi", "cray", "gloo", "hydra", "ssh", "nixl", "mooncake", "ccl", "ofi")
+_LOCAL_STACKS: Final = ("mca", "ompi", "impi", "cray", "gloo", "hydra", "ssh", "nixl", "mooncake", "ccl", "ofi",
+                        "petsc")
 _HELP_STACKS: Final = frozenset({"mca", "ompi"})  # the help texts', read sentence by sentence
 # Hydra's proxy tag, which names the node it runs on: `[proxy:0:1@node2] HYDU_create_process (...): ...`.
 _HYDRA_PROXY: Final = re.compile(r"^\[proxy:[\d:]{1,20}@(?P<host>[A-Za-z0-9][\w.\-]{0,253})\]")
@@ -831,6 +833,26 @@ def read_help_sentence(body: str, waiting: Waiting = ()) -> tuple[LocalStatus | 
     return None, ()
 
 
+# Open MPI's count of a help text's copies, which names the text by file and topic (catalog/transport.yaml
+# `help_topics`): `3 more processes have sent help message help-mpi-runtime.txt / no cuda support`.
+_HELP_COUNT_WORD: Final = "sent help message "
+_HELP_COUNT: Final = re.compile(
+    r"\b[0-9]{1,9} more process(?:es have| has) sent help message (?P<file>help-[\w.\-]{1,80}\.txt) / "
+    r"(?P<topic>[^\[\]\n]{1,120}?)\s*$")
+_K_HELP_SAID = "ff.transport.help_said"  # the (stack, status) of the help texts this stream's lines already read
+
+
+def help_count_topic(body: str) -> tuple[bool, LocalStatus | None]:
+    """Whether the line is Open MPI's count of a help text's copies whose topic catalog/transport.yaml `help_topics`
+    holds, and that topic's local status (None: `none`, or no count line / no row)."""
+    m = _HELP_COUNT.search(body) if _HELP_COUNT_WORD in body else None
+    if m is None:
+        return False, None
+    key = (m.group("file"), m.group("topic"))
+    table = help_topics()
+    return key in table, table.get(key)
+
+
 def _one_row(found: list[tuple[str, _Sentence]]) -> LocalStatus | None:
     """The row of these sentences, if they are all one row's."""
     return found[0][1].row if found and len({(s.row.stack, s.row.name) for _, s in found}) == 1 else None
@@ -859,7 +881,7 @@ class LocalStatusExtractor:
         confirm = {w for _, row in _local_rows() for w in row.confirm}
         self.literals: tuple[str, ...] = (*sorted({w for w, _ in _local_rows()}), *sorted(confirm), *help_literals(),
                                           *sorted(labels), *sorted(mpich), _MPICH_OFI_WORD, MPI_FATAL_WORDS,
-                                          _IMPI_BSTRAP_WORD)
+                                          _IMPI_BSTRAP_WORD, _HELP_COUNT_WORD)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         p = split_prefixes(line)
@@ -870,6 +892,16 @@ class LocalStatusExtractor:
                 # (an event leaves the line unclaimed: the stack's first line, where a paste joined the entries to
                 # it, is the rank's exit too, extract/launcher.py's)
                 yield from found
+                return
+        if _HELP_COUNT_WORD in body:
+            listed, counted = help_count_topic(body)
+            if listed:
+                ctx.claimed = True  # the count's topic, read by its table (the count itself is known context)
+                said = ctx.state.get(_K_HELP_SAID)
+                if counted is not None and not (isinstance(said, set) and (counted.stack, counted.name) in said):
+                    # the text itself not read before it: the count names it (mpirun's line, so no node)
+                    yield Draft("nccl.error", {"detail": clip(body), "stack": counted.stack,
+                                               "local_status": counted.name, "setup": True}, rank=p.rank)
                 return
         if _IMPI_BSTRAP_WORD in body and bootstrap_self_refused(body):
             ctx.claimed = True
@@ -918,6 +950,10 @@ class LocalStatusExtractor:
             if proxy is not None:
                 fields["names_node"] = True  # the proxy's node, whichever node's file holds mpiexec's output
             yield Draft("nccl.error", fields, rank=p.rank, host=proxy.group("host") if proxy else p.host)
+            if row.stack in _HELP_STACKS:
+                said = ctx.state.setdefault(_K_HELP_SAID, set())
+                if isinstance(said, set):
+                    said.add((row.stack, row.name))
             if row.host_label is not None:
                 ctx.state[_K_LOCAL] = (ctx.lineno, row.name, row.stack, row.host_label, detail, p.host)
             return
