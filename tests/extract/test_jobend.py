@@ -35,6 +35,13 @@ def read(line: str) -> list[tuple[str, object]]:
         ("MOAB_INFO:  job exceeded wallclock limit", ("process.signal", "time_limit")),
         # wheaton5/souporcell#20: LSF's job report.
         ("TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.", ("host.oom_kill", "lsf")),
+        # LSF's counts of the job's threads and processes (IBM Spectrum LSF 10.1, "Termination reasons displayed by
+        # bacct, bhist, and bjobs"; cdanielmachado/carveme#34's job report), PBS Pro's MOM on its CPUs
+        # (ComparativeGenomicsToolkit/cactus#362, joblib/joblib#1268): the scheduler's count limits.
+        ("TERM_THREADLIMIT: job killed after reaching LSF thread limit.", ("process.signal", "count_limit")),
+        ("TERM_PROCESSLIMIT: job killed after reaching LSF process limit.", ("process.signal", "count_limit")),
+        ("=>> PBS: job killed: ncpus 70.54 exceeded limit 64 (sum)", ("process.signal", "count_limit")),
+        ("PBS: job killed: ncpus 19.38 exceeded limit 8", ("process.signal", "count_limit")),
         # cBio/cbio-cluster#403: root deleting the job.
         ("Job deleted at request of root@hal-sched1", ("process.signal", "admin_cancelled")),
         # flux-framework/flux-core#5304: `flux run`'s report of the job's timeout.
@@ -70,8 +77,6 @@ def test_each_schedulers_words(line: str, want: tuple[str, object]) -> None:
 @pytest.mark.parametrize(
     "line",
     [
-        # cdanielmachado/carveme#34: an LSF limit that names no cause the table knows (threads).
-        "TERM_THREADLIMIT: job killed after reaching LSF thread limit.",
         # cBio/cbio-cluster#256: the use of walltime in a mail is no kill.
         "resources_used.walltime=72:00:25",
         # flux-framework/flux-core#6021: an exec exception that names no scheduler's reason.
@@ -87,6 +92,10 @@ def test_each_schedulers_words(line: str, want: tuple[str, object]) -> None:
         "   JobFS requested:    60.0GB                 JobFS used: 11.74GB         ",
         # marbl/canu#530: the PBS epilogue's memory use is no kill.
         "Mem usage : 38427376kb",
+        # a PBS job's accounting of the CPUs it asked for and used is no kill, nor a process count in prose
+        "resources_used.ncpus=8",
+        "Resource_List.ncpus = 64",
+        "the job reached its thread limit",
         # kubernetes/kubernetes#86023: `Evicted` in prose is not a pod row.
         "If a pod's status become `Evicted`, its previous info should be cleaned up, only keep its event is better.",
     ],

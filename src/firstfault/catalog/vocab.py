@@ -136,7 +136,7 @@ StoreCause = Literal["throttled", "unavailable", "timeout", "internal", "full", 
 # Why schedulers and orchestrators end jobs (catalog/scheduler.yaml)
 SchedReasonName = Literal[
     "time_limit", "memory_limit", "preemption", "node_failure", "cancelled", "admin_cancelled", "eviction",
-    "backoff_limit", "resource_limit", "setup", "host_maintenance", "device_plugin", "placement",
+    "backoff_limit", "resource_limit", "count_limit", "setup", "host_maintenance", "device_plugin", "placement",
 ]
 # Who ends a job or kills its process, in its own words: the schedulers, orchestrators and managed services, and the
 # node's userspace memory killers (systemd-oomd, earlyoom), which catalog/scheduler.yaml's memory_limit phrases name

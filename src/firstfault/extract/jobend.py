@@ -61,8 +61,8 @@ from firstfault.model import FieldValue
 # rules read `due_to`, and the engine takes the job's end state from it where no record gives one
 # (engine/normalise.banner_state).
 # A batch scheduler's eviction (LSF's host load, Gadi's jobfs quota) is its signal too; the kubelet's is the pod's.
-_SIGNALLED: Final = frozenset({"time_limit", "preemption", "node_failure", "cancelled", "admin_cancelled",
-                               "eviction", "host_maintenance"})
+_SIGNALLED: Final = frozenset({"time_limit", "count_limit", "preemption", "node_failure", "cancelled",
+                               "admin_cancelled", "eviction", "host_maintenance"})
 
 
 # Where a cloud's record names the VM it acted on, that VM is the node (GCE and GKE name a node as its instance): GCE's
