@@ -178,7 +178,7 @@ SETUP_LINES: list[tuple[str, str]] = [
     # include/nccl_ofi_param_impl.h ofi_nccl_param_impl::initialize (since v1.19.0)
     ("ofi_setting_invalid", "node-02:1234:1300 [2] initialize:221 NCCL WARN NET/OFI WARNING: OFI_NCCL_PROTOCOL set "
                             "to invalid value RMDA"),
-    # src/nccl_ofi_rdma.cpp nccl_net_ofi_rdma_init (OFI_NCCL_EAGER_MAX_SIZE above OFI_NCCL_MIN_STRIPE_SIZE, since v1.7.0)
+    # src/nccl_ofi_rdma.cpp nccl_net_ofi_rdma_init (OFI_NCCL_EAGER_MAX_SIZE above OFI_NCCL_MIN_STRIPE_SIZE, v1.7.0+)
     ("ofi_setting_invalid", "node-02:1234:1300 [2] nccl_net_ofi_rdma_init:7320 NCCL WARN NET/OFI Invalid value for "
                             "EAGER_MAX_SIZE"),
     # src/nccl_ofi_rdma.cpp nccl_net_ofi_rdma_init (OFI_NCCL_EARLY_COMPLETION with eager sends, since v1.15.0)
