@@ -285,24 +285,29 @@ def _event_side(evs: list[Event]) -> str:
 
 def read(line: str, analyzer: Analyzer, tmp: Path, n: int) -> tuple[str, str]:
     """(side, what) firstfault reads the line as: a cause's domain, else its events' side, else generic /
-    benign (claimed, no event) / unread."""
+    benign (claimed, no event) / unread; `what` ends ` +unrec` where the verdict lists the line as unrecognized."""
     evs, claimed = _events(line)
     root = tmp / f"b{n}"
     (root / "app").mkdir(parents=True)
     (root / "workload.yaml").write_text(yaml.safe_dump(copy.deepcopy(WORKLOAD), sort_keys=False))
     (root / "app" / "rank-2.log").write_text(line + "\n")
     v = analyzer.analyze_path(str(root))
+    unrec = " +unrec" if v.unrecognized else ""
     if v.root_cause is not None:
-        return _DOMAIN_SIDE.get(v.attributed_domain, str(v.attributed_domain)), "cause " + v.root_cause.category
+        return (_DOMAIN_SIDE.get(v.attributed_domain, str(v.attributed_domain)),
+                "cause " + v.root_cause.category + unrec)
     side = _event_side(evs)
     if side:
-        return side, "symptom " + ",".join(sorted({e.kind for e in evs}))
-    return ("benign", "claimed") if claimed else ("unread", "-")
+        return side, "symptom " + ",".join(sorted({e.kind for e in evs})) + unrec
+    return ("benign", "claimed" + unrec) if claimed else ("unread", "-" + unrec)
 
 
 def verdict(exp: str, side: str, what: str) -> str:
-    """right / other / unread. A warning or an INFO line is read right when no cause is made of it."""
-    if exp in ("none", "info"):
+    """right / other / unread. A warning is read right when no cause is made of it, an INFO line when it is
+    neither made a cause nor listed as unrecognized (NCCL went on, or it is a failure's aftermath)."""
+    if exp == "info":
+        return "other" if what.startswith("cause ") else "unread" if what.endswith(" +unrec") else "right"
+    if exp == "none":
         return "other" if what.startswith("cause ") else "right"
     if side == exp:
         return "right"
@@ -317,6 +322,7 @@ def main() -> None:
     ap.add_argument("--list", action="store_true", help="every message with its expected side and reading")
     ap.add_argument("--miss", action="store_true", help="only the messages not read as the expected side")
     ap.add_argument("--quoted", action="store_true", help="also the message alone, as PyTorch's `Last error:`")
+    ap.add_argument("--info", action="store_true", help="only the INFO lines")
     args = ap.parse_args()
     calls: list[Call] = []
     for program, spec, roots in (("nccl", args.nccl, ["src"]), ("rccl", args.rccl, ["src", "projects/rccl/src"]),
@@ -337,6 +343,8 @@ def main() -> None:
             if key in seen:
                 continue
             seen.add(key)
+            if args.info and call.level != "INFO":
+                continue
             exp = "info" if call.level == "INFO" else expected(call.path, call.result, call.fmt)
             lines = [("header", shown(call))]
             if args.quoted and call.level == "WARN":

@@ -173,6 +173,34 @@ SETUP_LINES: list[tuple[str, str]] = [
     # format: aws/aws-ofi-nccl src/nccl_ofi_rdma.cpp finish_connect (C++: __PRETTY_FUNCTION__ as the WARN's file)
     ("ofi_rail_mismatch", "node-02:1234:1300 [2] int finish_connect(nccl_net_ofi_rdma_send_comm*):2067 NCCL WARN "
                           "NET/OFI Unexpected number of remote rails for dev 0. Expected 3 but got 2"),
+    # aws-ofi-nccl refusing a setting the job gave it (aws/aws-ofi-nccl at 2daf7d30, v1.21.1+; formats filled in,
+    # printed through NCCL's logger with the plugin's function where NCCL puts the file):
+    # include/nccl_ofi_param_impl.h ofi_nccl_param_impl::initialize (since v1.19.0)
+    ("ofi_setting_invalid", "node-02:1234:1300 [2] initialize:221 NCCL WARN NET/OFI WARNING: OFI_NCCL_PROTOCOL set "
+                            "to invalid value RMDA"),
+    # src/nccl_ofi_rdma.cpp nccl_net_ofi_rdma_init (OFI_NCCL_EAGER_MAX_SIZE above OFI_NCCL_MIN_STRIPE_SIZE, v1.7.0+)
+    ("ofi_setting_invalid", "node-02:1234:1300 [2] nccl_net_ofi_rdma_init:7320 NCCL WARN NET/OFI Invalid value for "
+                            "EAGER_MAX_SIZE"),
+    # src/nccl_ofi_rdma.cpp nccl_net_ofi_rdma_init (OFI_NCCL_EARLY_COMPLETION with eager sends, since v1.15.0)
+    ("ofi_setting_invalid", "node-02:1234:1300 [2] nccl_net_ofi_rdma_init:7374 NCCL WARN NET/OFI Conflicted "
+                            "configuration of EARLY_COMPLETION and EAGER_MAX_SIZE"),
+    # src/nccl_ofi_rdma.cpp nccl_net_ofi_rdma_init (OFI_NCCL_EARLY_COMPLETION=1 on a provider without automatic
+    # progress, since v1.15.0)
+    ("ofi_setting_invalid", "node-02:1234:1300 [2] nccl_net_ofi_rdma_init:7368 NCCL WARN NET/OFI Failed configuration "
+                            "of EARLY_COMPLETION due to provider data progress model is not FI_PROGRESS_AUTO"),
+    # src/nccl_ofi_rdma.cpp the RDMA device constructor (OFI_NCCL_FORCE_NUM_RAILS=3 on a node of 2 rails, v1.14.0)
+    ("ofi_setting_invalid", "node-02:1234:1300 [2] nccl_net_ofi_rdma_device_t:7023 NCCL WARN NET/OFI Number of forced "
+                            "rails (3) not a multiple of numer of rails (2)"),
+    # src/nccl_ofi_net.cpp nccl_net_ofi_create_plugin (OFI_NCCL_NIC_DUP_CONNS where GPUDirect RDMA is on, v1.6.0)
+    ("ofi_setting_invalid", "node-02:1234:1300 [2] nccl_net_ofi_create_plugin:389 NCCL WARN NET/OFI "
+                            "NCCL_OFI_NIC_DUP_CONNS set on platform that supports GPUDirect RDMA.  This configuration "
+                            "is not supported."),
+    # src/nccl_ofi_net.cpp nccl_net_ofi_domain_t (OFI_NCCL_MR_KEY_SIZE=8, since v1.10.0)
+    ("ofi_setting_invalid", "node-02:1234:1300 [2] nccl_net_ofi_domain_t:886 NCCL WARN NET/OFI Provided mr keypool "
+                            "size of 8 must be less than 64"),
+    # src/cm/nccl_ofi_cm_resources.cpp (OFI_NCCL_CM_NUM_RX_BUFFERS=0, since v1.16.0)
+    ("ofi_setting_invalid", "node-02:1234:1300 [2] cm_resources:137 NCCL WARN NET/OFI Invalid value for "
+                            "OFI_NCCL_CM_NUM_RX_BUFFERS: 0"),
 ]
 
 # One line per `internal` row: a consistency check of NCCL's own (the nccl.error symptom, naming the check).
@@ -281,6 +309,7 @@ def test_every_row_has_a_line_here() -> None:
         assert any(n == name and t in line for n, t in setup | platform | benign | internal), (name, line)
     # every spelling of a row added by the audit has its own line (the earlier rows: one line a row at least)
     audited = {"invalid_usage", "rank_layout_mismatch", "algorithm_settings_invalid", "ofi_rail_mismatch",
+               "ofi_setting_invalid",
                *(n for n, _ in internal)}
     for name, text in setup | internal:
         if name in audited:
@@ -376,8 +405,16 @@ def test_a_fallback_warn_is_no_event(name: str, line: str) -> None:
     "XML Parse error : unexpected trailing / in closing tag gpu",
     # the advice in a person's words, not NCCL's WARN (synthetic)
     "try selecting NICs of only one link type, then rerun the job",
+    # aws-ofi-nccl v1.17-v1.18 wrote a setting it refused to stderr without NCCL's header (include/
+    # nccl_ofi_param_impl.h at v1.17.3: `std::cerr << "WARNING: " << envname << " set to invalid value "`): the
+    # words alone are any program's
+    "WARNING: OFI_NCCL_PROTOCOL set to invalid value RMDA",
+    # the plugin reporting the settings it took, at INFO (format: include/nccl_ofi_param.h at v1.14.0, `Setting %s
+    # environment variable to %s`): nothing refused
+    "node-02:1234:1300 [2] NCCL INFO NET/OFI Setting OFI_NCCL_EAGER_MAX_SIZE environment variable to 8192",
 ], ids=["graph-file-info", "reverse-path-info", "pattern-info", "network-not-nccl", "tuner-info-fallback",
-        "lookup-not-nccl", "result-info-line", "other-file-warn", "comm-id-info", "xml-not-nccl", "nic-advice-prose"])
+        "lookup-not-nccl", "result-info-line", "other-file-warn", "comm-id-info", "xml-not-nccl", "nic-advice-prose",
+        "ofi-setting-stderr", "ofi-setting-info"])
 def test_near_misses_are_no_setup(line: str) -> None:
     assert not any(d.fields.get("setup") for d in helpers.scan(ERROR, [line], "application"))
 

@@ -1205,8 +1205,9 @@ class NcclNodeWarn(_Row, frozen=True):
     name: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]+$")]
     reading: Literal["setup", "platform", "internal", "benign"]
     # NVIDIA/nccl's file and function; a net plugin's words (NCCL prints them as its own WARN) name the plugin's
-    # repository first: `aws/aws-ofi-nccl src/nccl_ofi_net.cpp nccl_net_ofi_create_plugin`
-    source: Annotated[str, Meta(pattern=r"^(?:[\w.\-]+/[\w.\-]+ )?src/\S+\.(?:cc|cu|h|c|cpp) \S")]
+    # repository first: `aws/aws-ofi-nccl src/nccl_ofi_net.cpp nccl_net_ofi_create_plugin` (a header's inline code
+    # under include/: `aws/aws-ofi-nccl include/nccl_ofi_param_impl.h`)
+    source: Annotated[str, Meta(pattern=r"^(?:[\w.\-]+/[\w.\-]+ )?(?:src|include)/\S+\.(?:cc|cu|h|c|cpp) \S")]
     texts: tuple[Annotated[str, Meta(min_length=8)], ...] = ()
     header: bool = False  # read only in a line with NCCL's WARN header
     # some NCCL releases print the words at INFO and fail later in other words: an INFO line of NCCL's with them
@@ -1248,6 +1249,44 @@ def nccl_node_warns() -> tuple[NcclNodeWarn, ...]:
             if f in seen:
                 raise CatalogTableError(f"{where}: {f!r} appears twice")
             seen.add(f)
+        rows.append(item)
+    return tuple(rows)
+
+
+class NcclInfoLine(_Row, frozen=True):
+    """NCCL's INFO lines with a failure's words that are no failure of their own: a failure's aftermath or a
+    fallback NCCL goes on from (catalog/transport.yaml `nccl_info_lines`)."""
+
+    name: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]+$")]
+    reading: Literal["aftermath", "fallback"]
+    source: Annotated[str, Meta(pattern=r"^(?:[\w.\-]+/[\w.\-]+ )?(?:src|include)/\S+\.(?:cc|cu|h|c|cpp)\b")]
+    starts: tuple[Annotated[str, Meta(min_length=4)], ...] = ()  # the message's first words
+    texts: tuple[Annotated[str, Meta(min_length=8)], ...] = ()  # words anywhere in the message
+
+    def __post_init__(self) -> None:
+        if not self.texts and not self.starts:
+            raise ValueError("an NCCL INFO row needs its words (`starts` or `texts`)")
+
+
+@lru_cache(maxsize=1)
+@_kept("transport.yaml")
+def nccl_info_lines() -> tuple[NcclInfoLine, ...]:
+    """catalog/transport.yaml `nccl_info_lines`: a word appears in one row only, and in no row of `nccl_node_warns`
+    (whose `benign` rows the INFO reader reads as well: one definition of each fallback) nor any local or peer
+    status's words (those name a failure)."""
+    name = "transport.yaml"
+    table = transport_table()
+    others = ([w for r in table.local if r.stack == "nccl" for w in r.texts] + [w for r in table.peers for w in r.texts]
+              + [w for r in nccl_node_warns() for w in r.texts])
+    rows: list[NcclInfoLine] = []
+    seen: set[str] = set()
+    for where, item in _rows(name, "nccl_info_lines", NcclInfoLine):
+        for t in (*item.starts, *item.texts):
+            if t in seen:
+                raise CatalogTableError(f"{where}: {t!r} appears twice")
+            if any(t in w or w in t for w in others):
+                raise CatalogTableError(f"{where}: {t!r} meets a WARN row's or a local or peer status's words")
+            seen.add(t)
         rows.append(item)
     return tuple(rows)
 

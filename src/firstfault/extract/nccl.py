@@ -26,6 +26,7 @@ from firstfault.catalog.tables import (
     bridge_kind,
     ib_wc_status_table,
     nccl_forks,
+    nccl_info_lines,
     nccl_node_warns,
     nccl_transport_names,
     nccl_transports,
@@ -817,6 +818,35 @@ def _benign_warn(body: str) -> bool:
     return row is not None and row.reading == "benign"
 
 
+@lru_cache(maxsize=1)
+def _info_words() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(message starts, words) of NCCL's INFO lines that are no failure of their own: catalog/transport.yaml
+    `nccl_info_lines`, and the `benign` rows of `nccl_node_warns` (a fallback whatever the level NCCL says it at)."""
+    starts = tuple(w for row in nccl_info_lines() for w in row.starts)
+    texts = tuple(w for row in nccl_info_lines() for w in row.texts)
+    benign = tuple(w for row in nccl_node_warns() if row.reading == "benign" for w in row.texts)
+    return starts, texts + benign
+
+
+@lru_cache(maxsize=1)
+def info_literals() -> tuple[str, ...]:
+    """The prefilter words of those INFO lines: each start after every printer's `TAG INFO ` (a start alone, `RAS `,
+    is too plain a word to search every line for), and the words."""
+    starts, texts = _info_words()
+    return tuple(sorted({f"{row.tag} INFO {s}" for row in PRINTERS for s in starts} | set(texts)))
+
+
+def _understood_info(body: str) -> bool:
+    """Is the line an INFO line of NCCL's (or a fork's) whose message a row of `nccl_info_lines` or a `benign` row of
+    `nccl_node_warns` names: a failure's aftermath or a fallback, understood, no event (never unrecognized)?"""
+    starts, texts = _info_words()
+    head, warn = _nccl_head(body)
+    if head is None or warn is not None or head.group("level") != "INFO":
+        return False
+    msg = head.group("msg")
+    return msg.startswith(starts) or any(t in msg for t in texts)
+
+
 class NcclErrorExtractor:
     """NCCL WARN lines and PyTorch's NCCL error reports."""
 
@@ -836,7 +866,8 @@ class NcclErrorExtractor:
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
     def __init__(self) -> None:
-        self.literals: tuple[str, ...] = nccl_error_literals()
+        # ... and the words of NCCL's INFO lines it claims as no failure (catalog/transport.yaml `nccl_info_lines`)
+        self.literals: tuple[str, ...] = tuple(dict.fromkeys((*nccl_error_literals(), *info_literals())))
 
     @staticmethod
     def _shm(rank: int | None, body: str, head: re.Match[str] | None, warn: str,
@@ -878,6 +909,8 @@ class NcclErrorExtractor:
                 ctx.claimed = True  # a routine adapter event (a GID table change): understood, nothing failed
             elif _benign_warn(body):
                 ctx.claimed = True  # a fallback NCCL goes on from (catalog/transport.yaml `nccl_node_warns`)
+            elif _understood_info(body):
+                ctx.claimed = True  # an INFO line of a failure's aftermath or a fallback (`nccl_info_lines`)
             return
         who = _who(rank, ctx, body)
         library = _library(body, head)  # a fork's line (catalog/transport.yaml `nccl_forks`): its events name it
