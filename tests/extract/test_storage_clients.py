@@ -172,6 +172,43 @@ def test_the_workloads_own_process_killed_names_no_daemon(proc: str) -> None:
     assert "storage_daemon" not in d.fields
 
 
+# --- the kernel's fault report of a storage daemon --------------------------------------------------------------
+# Each row's comm, in the kernel's report (torvalds/linux arch/x86/mm/fault.c show_signal_msg: `comm[pid]: segfault at
+# ADDR ip IP sp SP error N in OBJECT[BASE+SIZE]`), written here; nfs-ganesha/nfs-ganesha#914 is the ganesha.nfsd form
+# (its library libganesha_nfsd.so). The comms are each project's binary, as catalog/platform.yaml cites them.
+
+FAULT = host.UserFaultExtractor()
+_DAEMONS = sorted(storage_tables().daemons.items())
+
+
+@pytest.mark.parametrize(("comm", "client"), _DAEMONS)
+def test_a_storage_daemons_segfault_names_its_client(comm: str, client: str) -> None:
+    line = f"{comm}[23271]: segfault at 118 ip 00007f9d8c2a1b2e sp 00007f9d6bffe9d0 error 4 in libc.so.6[7f9d+1a6000]"
+    [d] = scan(FAULT, [line])
+    assert d.kind == "process.signal" and d.fields["signal"] == "SIGSEGV"
+    assert d.fields["storage_daemon"] == client
+
+
+def test_the_file_servers_are_listed() -> None:
+    daemons = storage_tables().daemons
+    assert daemons["ganesha.nfsd"] == "nfs-ganesha" and daemons["ceph-osd"] == "ceph-daemons"
+    assert daemons["glusterfsd"] == "glusterfs" and daemons["mmfsd"] == "gpfs"
+    assert daemons["beegfs-storage"] == "beegfs" and daemons["rbd-nbd"] == "rbd-nbd"
+
+
+@pytest.mark.parametrize("comm", [
+    "python",  # the workload's own
+    "rclone",  # copies and syncs too: its comm names no mount
+    "ganesha",  # a part of a daemon's name is not it: the comm is compared whole
+    "ceph",  # the CLI, no daemon
+    "nfsd",  # the kernel's own server threads never fault in user space: no row
+])
+def test_another_process_s_segfault_names_no_storage_daemon(comm: str) -> None:
+    line = f"{comm}[3551]: segfault at 1378 ip 00007fff859dbeff sp 00007fff3b60ce60 error 4 in libc.so.6[7fff+dec000]"
+    [d] = scan(FAULT, [line])
+    assert "storage_daemon" not in d.fields
+
+
 def test_every_word_names_a_listed_client_and_every_class_is_read() -> None:
     tables = storage_tables()
     assert {w.word_class for w in tables.words} == {"failure", "transient", "recovery", "job", "node"}
