@@ -395,3 +395,27 @@ def test_another_programs_syslog_tag_is_still_taken() -> None:
 
     line = "Nov  2 10:03:04 n2 sshd[991]: pam_unix(sshd:session): session opened for user alice"
     assert PrefixLayer(hosts=("n2",)).split(line).body == "pam_unix(sshd:session): session opened for user alice"
+
+
+# --- the Ceph cluster's health checks ----------------------------------------------------------------------------
+# ceph/ceph src/osd/OSDMap.cc check_health and doc/rados/operations/health-checks.rst: the summary line of `ceph
+# health` and, since Nautilus, `ceph health detail`'s `[ERR] CODE: summary` lines, written here in those formats.
+
+@pytest.mark.parametrize("line", [
+    "HEALTH_ERR 1 full osd(s); 2 pool(s) full",
+    "[ERR] OSD_FULL: 1 full osd(s)",
+    "[ERR] POOL_FULL: 2 pool(s) full",
+])
+def test_cephs_full_health_checks_are_the_storages_failure(line: str) -> None:
+    [(kind, fields)] = _kinds([line], "application")
+    assert kind == "storage.error" and fields["client"] == "ceph-health" and not fields.get("transient")
+
+
+@pytest.mark.parametrize("line", [
+    "HEALTH_WARN 1 nearfull osd(s); 1 backfillfull osd(s)",  # warnings: writes go on
+    "[WRN] OSD_NEARFULL: 1 nearfull osd(s)",
+    "[ERR] OSD_OUT_OF_ORDER_FULL: full ratio(s) out of order",  # thresholds misconfigured: no I/O stops
+    "the runbook says: 1 full osd(s) needs more capacity",  # the words without the health report's anchor
+])
+def test_cephs_other_health_words_are_no_failure(line: str) -> None:
+    assert [k for k, _ in _kinds([line], "application")] == []
