@@ -172,6 +172,43 @@ def test_the_workloads_own_process_killed_names_no_daemon(proc: str) -> None:
     assert "storage_daemon" not in d.fields
 
 
+# --- the kernel's fault report of a storage daemon --------------------------------------------------------------
+# Each row's comm, in the kernel's report (torvalds/linux arch/x86/mm/fault.c show_signal_msg: `comm[pid]: segfault at
+# ADDR ip IP sp SP error N in OBJECT[BASE+SIZE]`), written here; nfs-ganesha/nfs-ganesha#914 is the ganesha.nfsd form
+# (its library libganesha_nfsd.so). The comms are each project's binary, as catalog/platform.yaml cites them.
+
+FAULT = host.UserFaultExtractor()
+_DAEMONS = sorted(storage_tables().daemons.items())
+
+
+@pytest.mark.parametrize(("comm", "client"), _DAEMONS)
+def test_a_storage_daemons_segfault_names_its_client(comm: str, client: str) -> None:
+    line = f"{comm}[23271]: segfault at 118 ip 00007f9d8c2a1b2e sp 00007f9d6bffe9d0 error 4 in libc.so.6[7f9d+1a6000]"
+    [d] = scan(FAULT, [line])
+    assert d.kind == "process.signal" and d.fields["signal"] == "SIGSEGV"
+    assert d.fields["storage_daemon"] == client
+
+
+def test_the_file_servers_are_listed() -> None:
+    daemons = storage_tables().daemons
+    assert daemons["ganesha.nfsd"] == "nfs-ganesha" and daemons["ceph-osd"] == "ceph-daemons"
+    assert daemons["glusterfsd"] == "glusterfs" and daemons["mmfsd"] == "gpfs"
+    assert daemons["beegfs-storage"] == "beegfs" and daemons["rbd-nbd"] == "rbd-nbd"
+
+
+@pytest.mark.parametrize("comm", [
+    "python",  # the workload's own
+    "rclone",  # copies and syncs too: its comm names no mount
+    "ganesha",  # a part of a daemon's name is not it: the comm is compared whole
+    "ceph",  # the CLI, no daemon
+    "nfsd",  # the kernel's own server threads never fault in user space: no row
+])
+def test_another_process_s_segfault_names_no_storage_daemon(comm: str) -> None:
+    line = f"{comm}[3551]: segfault at 1378 ip 00007fff859dbeff sp 00007fff3b60ce60 error 4 in libc.so.6[7fff+dec000]"
+    [d] = scan(FAULT, [line])
+    assert "storage_daemon" not in d.fields
+
+
 def test_every_word_names_a_listed_client_and_every_class_is_read() -> None:
     tables = storage_tables()
     assert {w.word_class for w in tables.words} == {"failure", "transient", "recovery", "job", "node"}
@@ -358,3 +395,27 @@ def test_another_programs_syslog_tag_is_still_taken() -> None:
 
     line = "Nov  2 10:03:04 n2 sshd[991]: pam_unix(sshd:session): session opened for user alice"
     assert PrefixLayer(hosts=("n2",)).split(line).body == "pam_unix(sshd:session): session opened for user alice"
+
+
+# --- the Ceph cluster's health checks ----------------------------------------------------------------------------
+# ceph/ceph src/osd/OSDMap.cc check_health and doc/rados/operations/health-checks.rst: the summary line of `ceph
+# health` and, since Nautilus, `ceph health detail`'s `[ERR] CODE: summary` lines, written here in those formats.
+
+@pytest.mark.parametrize("line", [
+    "HEALTH_ERR 1 full osd(s); 2 pool(s) full",
+    "[ERR] OSD_FULL: 1 full osd(s)",
+    "[ERR] POOL_FULL: 2 pool(s) full",
+])
+def test_cephs_full_health_checks_are_the_storages_failure(line: str) -> None:
+    [(kind, fields)] = _kinds([line], "application")
+    assert kind == "storage.error" and fields["client"] == "ceph-health" and not fields.get("transient")
+
+
+@pytest.mark.parametrize("line", [
+    "HEALTH_WARN 1 nearfull osd(s); 1 backfillfull osd(s)",  # warnings: writes go on
+    "[WRN] OSD_NEARFULL: 1 nearfull osd(s)",
+    "[ERR] OSD_OUT_OF_ORDER_FULL: full ratio(s) out of order",  # thresholds misconfigured: no I/O stops
+    "the runbook says: 1 full osd(s) needs more capacity",  # the words without the health report's anchor
+])
+def test_cephs_other_health_words_are_no_failure(line: str) -> None:
+    assert [k for k, _ in _kinds([line], "application")] == []

@@ -1083,7 +1083,7 @@ class UserFaultExtractor:
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
         "process.signal": frozenset({
-            "by", "detail", "driver_library", "object", "pid", "proc", "signal", "program", "part"
+            "by", "detail", "driver_library", "object", "pid", "proc", "signal", "program", "part", "storage_daemon"
         }),
     }
     sources: frozenset[str] = _KERNEL
@@ -1122,6 +1122,12 @@ class UserFaultExtractor:
             # rank's (app-crash reads no event with a `part`); where it faulted in the driver's library it still points
             # at the node's GPU or driver (gpu-driver-library-crash)
             fields["program"], fields["part"] = row.program, row.part
+        # a storage daemon (catalog/platform.yaml `storage_clients` `processes`: a FUSE mount's, a file server's), by
+        # the comm the kernel prints, as the OOM killer's victim is read: its end is the storage's, every I/O its
+        # mount or its clients make fails after it (storage-fuse-daemon-killed), not a rank's crash
+        daemon = storage_tables().daemons.get(m.group("proc"))
+        if daemon is not None:
+            fields["storage_daemon"] = daemon
         yield Draft(kind="process.signal", fields=fields)
 
 

@@ -666,6 +666,16 @@ def _unquote(args: str) -> str:
     return args[:-1] if args.endswith(")") else args
 
 
+# A Go error chain's link words at the head of their line: the error on the line is the cause of the one above it,
+# printed in Go's words (`Code: message`), not an uncaught exception however its code is spelled. aws-sdk-go's awserr
+# (aws/awserr/types.go SprintError: `<code>: <message>`, then `\n\t<extra>` and `\ncaused by: <origErr>`: `caused by:
+# UnmarshalError: failed to unmarshal error message` under `SerializationError: failed to decode S3 XML error
+# response` and `\tstatus code: 417, request id: ...`), the store client of JuiceFS, Mountpoint's predecessors, and
+# every Go program built on the SDK's v1. Lower case and at the line's head: Java's `Caused by: java.io.IOException:
+# ...` (a JVM's chain, read by the traceback model) and anyhow's `Caused by:` block are not it.
+GO_CHAIN_LINKS: Final = frozenset({"caused by:"})
+
+
 def spelled_exception(body: str) -> Exc | None:
     """The uncaught exception a line spells somewhere other than at its head (see above), if any: the first
     class-shaped word followed by one of the spellings, or a panic. None where the line is no such record."""
@@ -687,6 +697,8 @@ def spelled_exception(body: str) -> Exc | None:
             exc, lead = found
             if _went_on(lead, body):
                 return None  # a warning's, an info's, a step retried or gone on from: not what the process ended with
+            if lead.strip() in GO_CHAIN_LINKS:
+                return None  # a Go error chain's link: the cause of the error above it, in Go's words, no exception
             return exc
         seen_end = at
     # Python's OSError without its class, ending a logger's error record
