@@ -631,14 +631,18 @@ def test_near_miss_bmc_bus_rows_that_name_no_bus_error(line: str) -> None:
 
 @pytest.mark.parametrize(("line", "severity"), [
     # FreeIPMI's memory words (ipmi_sensor_type_memory_short 01h, 05h): ipmi-sel -v and ipmi-sensors
-    ("  5 | May-14-2023 | 10:00:00 | DIMM_A1 | Memory | Assertion Event | Uncorrectable memory error", "uncorrected"),
-    ("4701 | DIMM_A1         | Memory            | N/A        | N/A   | 'Correctable memory error logging limit reached'",
+    ("  5 | May-14-2023 | 10:00:00 | DIMM_A1 | Memory | Assertion Event | Uncorrectable memory error",
+     "uncorrected"),
+    ("4701 | DIMM_A1 | Memory            | N/A        | N/A   | 'Correctable memory error logging limit reached'",
      "corrected"),
     # the processor sensor (07h): ipmitool's sel list (00h, 06h, 0Bh, 0Ch) and FreeIPMI's layouts (00h, 0Ch)
-    ("   1 | 05/14/2023 | 10:00:00 | Processor #0x01 | IERR | Asserted", "uncorrected"),
-    ("   2 | 05/14/2023 | 10:00:00 | Processor #0x01 | SM BIOS Uncorrectable CPU-complex Error | Asserted", "uncorrected"),
-    ("   3 | 05/14/2023 | 10:00:00 | Processor #0x01 | Uncorrectable machine check exception | Asserted", "uncorrected"),
-    ("   4 | 05/14/2023 | 10:00:00 | Processor #0x01 | Correctable machine check error | Asserted", "corrected"),
+    ("   1 | 05/14/2023 | 10:00 | Processor #0x01 | IERR | Asserted", "uncorrected"),
+    ("   2 | 05/14/2023 | 10:00:00 | Processor #0x01 | SM BIOS Uncorrectable CPU-complex Error | Asserted",
+     "uncorrected"),
+    ("   3 | 05/14/2023 | 10:00:00 | Processor #0x01 | Uncorrectable machine check exception | Asserted",
+     "uncorrected"),
+    ("   4 | 05/14/2023 | 10:00:00 | Processor #0x01 | Correctable machine check error | Asserted",
+     "corrected"),
     ("4702 | CPU1 Status     | Processor         | N/A        | N/A   | 'Processor Presence detected' 'IERR'",
      "uncorrected"),
     ("  7 | May-14-2023 | 10:00:00 | CPU1 Status | Processor | Assertion Event | Correctable Machine Check Error",

@@ -2475,7 +2475,8 @@ class MonitorComponent(_Row, frozen=True):
     (catalog/health.yaml `monitor_components`)."""
 
     monitor: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]*$")]
-    component: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]+$")]
+    # as the monitor prints it (gpud's `accelerator-nvidia-ecc`, NVSentinel's `GpuMemWatch`)
+    component: Annotated[str, Meta(pattern=r"^[A-Za-z][A-Za-z0-9-]+$")]
     part: HealthPart
     source: Annotated[str, Meta(pattern=_PROJECT_SOURCE)]
 
