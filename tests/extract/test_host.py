@@ -588,6 +588,89 @@ def test_bmc_deasserted_bus_event_is_not_an_error() -> None:
     assert scan(BMC, [line], source="syslog") == []
 
 
+def _bus_spellings() -> list[tuple[str, str]]:
+    """Every spelling of every catalog/platform.yaml `ipmi_bus_events` row: ipmitool's (include/ipmitool/ipmi_sel.h,
+    ipmitool/ipmitool@be11d948) and FreeIPMI's (ipmi_sensor_type_critical_interrupt_short,
+    chu11/freeipmi-mirror@53e7bd2c)."""
+    return [(s, r.severity) for r in tables.ipmi_bus_events() for s in r.spellings]
+
+
+@pytest.mark.parametrize(("words", "severity"), _bus_spellings())
+def test_bmc_bus_event_rows_in_each_layout(words: str, severity: str) -> None:
+    """Each row's words as ipmitool's `sel elist` prints an asserted record, as FreeIPMI's `ipmi-sel -v` does (its
+    Event Direction column: ipmi-sel/src/ipmi-sel.c) and as `ipmi-sensors` lists a present state
+    (ipmi-sensors/ipmi-sensors-simple-output.c)."""
+    for line in (f"  6a | 04/12/2024 | 03:27:29 PM CDT | Critical Interrupt #0x19 | {words} | Asserted",
+                 f"  12 | Apr-12-2024 | 03:27:29 | PCIe Err | Critical Interrupt | Assertion Event | {words}",
+                 f"4703 | PCIe Err        | Critical Interrupt | N/A        | N/A   | '{words}'"):
+        d = one(BMC, line, source="syslog")
+        assert_fields(d, {"severity": severity, "bdf": None, "source": "bmc"})
+
+
+def test_bmc_bus_spellings_are_one_comparison() -> None:
+    """ipmitool's `Bus Correctable error` and FreeIPMI's `Bus Correctable Error` (the words tnode97 found read in
+    ipmitool's case only) reach the same row through catalog/tables.py ipmi_bus_event."""
+    ipmitool, freeipmi = tables.ipmi_bus_event("Bus Correctable error"), tables.ipmi_bus_event("Bus Correctable Error")
+    assert ipmitool is not None and ipmitool is freeipmi and ipmitool.severity == "corrected"
+    assert tables.ipmi_bus_event("Bus Correctable") is None
+
+
+@pytest.mark.parametrize("line", [
+    # FreeIPMI ipmi-sel -v: the error going away
+    "  13 | Apr-12-2024 | 03:29:31 | PCIe Err | Critical Interrupt | Deassertion Event | Bus Uncorrectable Error",
+    # the offsets no row reads (critical_interrupt_short 00h, 09h): an NMI that names no bus
+    "4703 | PCIe Err        | Critical Interrupt | N/A        | N/A   | 'Front Panel NMI/Diagnostic Interrupt'",
+    "  14 | Apr-12-2024 | 03:29:31 | NMI | Critical Interrupt | Assertion Event | Fatal NMI",
+    # a healthy sensor in ipmi-sensors, and another sensor type's quoted state
+    "4703 | PCIe Err        | Critical Interrupt | N/A        | N/A   | 'OK'",
+    "4704 | PS1 Status      | Power Supply      | N/A        | N/A   | 'Presence detected'",
+])
+def test_near_miss_bmc_bus_rows_that_name_no_bus_error(line: str) -> None:
+    assert scan(BMC, [line], source="syslog") == []
+
+
+@pytest.mark.parametrize(("line", "severity"), [
+    # FreeIPMI's memory words (ipmi_sensor_type_memory_short 01h, 05h): ipmi-sel -v and ipmi-sensors
+    ("  5 | May-14-2023 | 10:00:00 | DIMM_A1 | Memory | Assertion Event | Uncorrectable memory error",
+     "uncorrected"),
+    ("4701 | DIMM_A1 | Memory            | N/A        | N/A   | 'Correctable memory error logging limit reached'",
+     "corrected"),
+    # the processor sensor (07h): ipmitool's sel list (00h, 06h, 0Bh, 0Ch) and FreeIPMI's layouts (00h, 0Ch)
+    ("   1 | 05/14/2023 | 10:00 | Processor #0x01 | IERR | Asserted", "uncorrected"),
+    ("   2 | 05/14/2023 | 10:00:00 | Processor #0x01 | SM BIOS Uncorrectable CPU-complex Error | Asserted",
+     "uncorrected"),
+    ("   3 | 05/14/2023 | 10:00:00 | Processor #0x01 | Uncorrectable machine check exception | Asserted",
+     "uncorrected"),
+    ("   4 | 05/14/2023 | 10:00:00 | Processor #0x01 | Correctable machine check error | Asserted",
+     "corrected"),
+    ("4702 | CPU1 Status     | Processor         | N/A        | N/A   | 'Processor Presence detected' 'IERR'",
+     "uncorrected"),
+    ("  7 | May-14-2023 | 10:00:00 | CPU1 Status | Processor | Assertion Event | Correctable Machine Check Error",
+     "corrected"),
+])
+def test_bmc_processor_and_freeipmi_memory_events(line: str, severity: str) -> None:
+    """catalog/platform.yaml `memory_error_words`' BMC rows for FreeIPMI's memory words and both printers' processor
+    words (ipmitool/ipmitool@be11d948 include/ipmitool/ipmi_sel.h; chu11/freeipmi-mirror@53e7bd2c
+    libfreeipmi/spec/ipmi-sensor-and-event-code-tables-spec.c)."""
+    d = one(host.MceExtractor(), line, source="syslog")
+    assert_fields(d, {"severity": severity, "source": "bmc"})
+
+
+@pytest.mark.parametrize("line", [
+    # the error going away, FreeIPMI's direction
+    "  8 | May-14-2023 | 10:00:00 | CPU1 Status | Processor | Deassertion Event | IERR",
+    # the processor's states that decide nothing (07h offsets 01h, 07h, 0Ah: no row)
+    "4702 | CPU1 Status     | Processor         | N/A        | N/A   | 'Processor Presence detected'",
+    "   5 | 05/14/2023 | 10:00:00 | Processor #0x01 | Thermal Trip | Asserted",
+    "   6 | 05/14/2023 | 10:00:00 | Processor #0x01 | Throttled | Asserted",
+    # the memory's that decide nothing (0Ch offset 04h), and the processor's words under another sensor type
+    "  9 | May-14-2023 | 10:00:00 | DIMM_A1 | Memory | Assertion Event | Memory Device Disabled",
+    "   7 | 05/14/2023 | 10:00:00 | System Event #0x83 | IERR | Asserted",
+])
+def test_near_miss_bmc_processor_rows(line: str) -> None:
+    assert scan(host.MceExtractor(), [line], source="syslog") == []
+
+
 # ------------------------------------------------------------------ the BMC's power events
 
 POWER = host.BmcPowerEventExtractor()

@@ -202,3 +202,72 @@ def test_a_monitors_unhealthy_component_is_its_parts_weak_finding() -> None:
 ])
 def test_a_healthy_state_or_no_known_component_is_no_finding(lines: list[str]) -> None:
     assert _checks(lines) == []
+
+
+def _monitor_rows(monitor: str) -> list[tuple[str, str]]:
+    """catalog/health.yaml `monitor_components` of one monitor (leptonai/gpud@4a8de33a components/*/component.go
+    Name; NVIDIA/NVSentinel's check names: gpu-health-monitor dcgm_watcher/dcgm.py DCGM_HEALTH_WATCH_*,
+    syslog-health-monitor's enabledChecks, nic-health-monitor pkg/checks)."""
+    from firstfault.catalog.tables import health_tables
+    return [(r.component, r.part) for r in health_tables().components if r.monitor == monitor]
+
+
+@pytest.mark.parametrize(("component", "part"), _monitor_rows("gpud"))
+def test_each_gpud_component_unhealthy(component: str, part: str) -> None:
+    """Each gpud component's Unhealthy state, compact as gpud's apiv1.HealthState marshals it (leptonai/gpud#1151's
+    keys): its part's weak finding, or nothing for a component of part none."""
+    line = f'{{"component":"{component}","health":"Unhealthy","reason":"x"}}'
+    assert _checks([line]) == ([] if part == "none" else [(component, part)])
+    # near miss: the same component Healthy
+    assert _checks([f'{{"component":"{component}","health":"Healthy","reason":"x"}}']) == []
+
+
+# NVIDIA/NVSentinel#1716 (https://github.com/NVIDIA/NVSentinel/issues/1716): the NIC health monitor's node condition
+# as posted (`kubectl get node -o json`), its message wrapped
+NVS_1716 = [
+    '    "type": "InfiniBandCharDeviceCheck",',
+    '    "status": "True",',
+    '    "reason": "InfiniBandCharDeviceCheckIsNotHealthy",',
+    '    "message": "ErrorCode:issm NIC:mlx5_3 NICPort:1 Device mlx5_3 port 1: issm character device missing from '
+    '/sys/class/infiniband_mad (expected for an InfiniBand-mode port). pods cannot open',
+    '  /dev/infiniband/issm* Recommended Action=REPLACE_VM;ErrorCode:issm NIC:mlx5_2 NICPort:1 Device mlx5_2 port 1: '
+    'issm character device missing from /sys/class/infiniband_mad (expected for an InfiniBand-mode port).',
+]
+
+
+def _understood(lines: list[str]) -> list[str]:
+    from firstfault.extract.healthcheck import MonitorConditionExtractor
+    from tests.extract.helpers import scan
+    return [d.kind for d in scan(MonitorConditionExtractor(), lines, source="application")]
+
+
+def test_nvsentinel_char_device_condition_is_understood_and_nothing() -> None:
+    assert _checks(NVS_1716) == []
+
+
+@pytest.mark.parametrize(("component", "part"), _monitor_rows("nvsentinel"))
+def test_each_nvsentinel_check_condition(component: str, part: str) -> None:
+    """Each NVSentinel check's condition, as `kubectl describe node` prints its row (the reason, then the message's
+    `ErrorCode:<code> <entity>:<value> ... Recommended Action=<ACTION>;`, fault-quarantine's form, #1716's), with a
+    code no other table reads: its part's weak finding, once, or nothing for a check of part none."""
+    lines = [f"  {component}  True  Mon, 12 Aug 2026 23:00:02 +0000  {component}IsNotHealthy  "
+             "ErrorCode:SOME_CODE GPU:0 the check's words Recommended Action=CONTACT_SUPPORT;",
+             "  ErrorCode:SOME_CODE GPU:1 the check's words Recommended Action=CONTACT_SUPPORT;"]
+    assert _checks(lines) == ([] if part == "none" else [(component, part)])
+
+
+@pytest.mark.parametrize("lines", [
+    # NVIDIA/NVSentinel#1471: a DCGM code on the message is dcgm_errors' (IMEX not ready: environment), not the check's
+    ["GpuNvlinkWatch = True   reason=GpuNvlinkWatchIsNotHealthy",
+     "ErrorCode:DCGM_FR_IMEX_UNHEALTHY GPU:0 IMEX daemon status is -3 (not READY)"],
+    # ours: an Xid number is the Xid's reading, not the check's
+    ["SysLogsXIDError  True  SysLogsXIDErrorIsNotHealthy  ErrorCode:79 PCI:0000:ae:00 GPU has fallen off the bus"],
+    # ours: a check the table does not name, and a code far below its condition
+    ["OsmoReportedBadNode  True  OsmoReportedBadNodeIsNotHealthy  ErrorCode:OSMO_BAD_NODE Node:n1"],
+    ["GpuMemWatch  True  GpuMemWatchIsNotHealthy", *(["x"] * 41), "ErrorCode:SOME_CODE GPU:0"],
+    # ours: Azure's storage error code, no NVSentinel condition before it
+    ["storage: service returned error: StatusCode=503, ErrorCode:ServerBusy"],
+])
+def test_near_miss_nvsentinel_condition_gives_no_check_finding(lines: list[str]) -> None:
+    assert [c for c in _checks(lines) if c[0] not in ("accelerator-nvidia-error-xid",)] == []
+    assert _understood(lines) == []

@@ -1490,15 +1490,35 @@ def pcie_error_words() -> tuple[PcieErrorWord, ...]:
     return tuple(item for _, item in _rows("platform.yaml", "pcie_error_words", PcieErrorWord))
 
 
-class IpmiBusEvent(_Row, frozen=True):
-    text: Annotated[str, Meta(min_length=3)]
+class IpmiBusEvent(_Row, kw_only=True, frozen=True):
+    text: Annotated[str, Meta(min_length=3)]  # ipmitool's words
+    freeipmi: Annotated[str, Meta(min_length=3)] | None = None  # FreeIPMI's, where they differ
     severity: IpmiSeverity
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+    @property
+    def spellings(self) -> tuple[str, ...]:
+        """The row's words as each printer spells them (the prefilter's literals)."""
+        return (self.text,) if self.freeipmi is None else (self.text, self.freeipmi)
+
 
 @lru_cache(maxsize=1)
 @_kept("platform.yaml")
 def ipmi_bus_events() -> tuple[IpmiBusEvent, ...]:
     """BMC Critical Interrupt event texts -> AER severity (catalog/platform.yaml)."""
     return tuple(item for _, item in _rows("platform.yaml", "ipmi_bus_events", IpmiBusEvent))
+
+
+@lru_cache(maxsize=1)
+def _ipmi_bus_folded() -> tuple[tuple[str, IpmiBusEvent], ...]:
+    return tuple((s.casefold(), row) for row in ipmi_bus_events() for s in row.spellings)
+
+
+def ipmi_bus_event(words: str) -> IpmiBusEvent | None:
+    """The `ipmi_bus_events` row whose words `words` holds, compared without case: the one comparison both
+    printers' spellings reach (ipmitool's `Bus Correctable error`, FreeIPMI's `Bus Correctable Error`)."""
+    folded = words.casefold()
+    return next((row for text, row in _ipmi_bus_folded() if text in folded), None)
 
 
 class IpmiPowerEvent(_Row, kw_only=True, frozen=True):
@@ -2546,7 +2566,8 @@ class MonitorComponent(_Row, frozen=True):
     (catalog/health.yaml `monitor_components`)."""
 
     monitor: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]*$")]
-    component: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]+$")]
+    # as the monitor prints it (gpud's `accelerator-nvidia-ecc`, NVSentinel's `GpuMemWatch`)
+    component: Annotated[str, Meta(pattern=r"^[A-Za-z][A-Za-z0-9-]+$")]
     part: HealthPart
     source: Annotated[str, Meta(pattern=_PROJECT_SOURCE)]
 

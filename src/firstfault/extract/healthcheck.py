@@ -24,7 +24,7 @@ from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import HealthCheck, health_tables
-from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.base import Draft, LineContext, LineExtractor, state_set
 from firstfault.extract.gpu import quoted_xid
 from firstfault.extract.nccl import clip, split_rank_prefix
 
@@ -135,10 +135,10 @@ _K_COMPONENT = "health.monitor.component"  # (component, lineno) of the last `"c
 _STATE_LINES: Final = 12
 
 
-@lru_cache(maxsize=1)
-def _components() -> dict[str, str]:
-    """catalog/health.yaml `monitor_components`: component -> part."""
-    return {row.component: row.part for row in health_tables().components}
+@lru_cache(maxsize=4)
+def _components(monitor: str) -> dict[str, str]:
+    """catalog/health.yaml `monitor_components` of one monitor: component -> part."""
+    return {row.component: row.part for row in health_tables().components if row.monitor == monitor}
 
 
 class MonitorStateExtractor:
@@ -163,7 +163,7 @@ class MonitorStateExtractor:
         if not isinstance(seen, tuple) or ctx.lineno - seen[1] > _STATE_LINES:
             return
         component = str(seen[0])
-        part = _components().get(component)
+        part = _components("gpud").get(component)
         if part is None:
             return  # a component the table does not know: its state is no evidence we can place
         ctx.claimed = True
@@ -172,4 +172,59 @@ class MonitorStateExtractor:
         yield Draft("node.health_check", {"check": component, "part": part, "message": f"{component}: Unhealthy"})
 
 
-EXTRACTORS: tuple[LineExtractor, ...] = (HealthCheckExtractor(), MonitorStateExtractor())
+# NVIDIA NVSentinel's node condition, one per check (fault-quarantine; `kubectl get node -o json` prints it as JSON,
+# `describe` as a row): its reason `<check>IsNotHealthy`, and its message, each event's `ErrorCode:<code>
+# <entity>:<value> <words> Recommended Action=<ACTION>;` (NVIDIA/NVSentinel#1716: `ErrorCode:issm NIC:mlx5_3 NICPort:1
+# Device mlx5_3 port 1: issm character device missing ... Recommended Action=REPLACE_VM;`), wrapped over as many lines
+# as it takes
+_NVS_REASON = re.compile(r"\b(?P<check>[A-Z][A-Za-z0-9]{2,80}?)IsNotHealthy\b")
+_NVS_CODE = re.compile(r"\bErrorCode:(?P<code>[A-Za-z0-9_.\-]{1,80})")
+_K_NVS = "health.nvsentinel.check"  # (check, lineno) of the condition's reason, or of its message's last line read
+_NVS_LINES: Final = 40  # how far a condition's message may trail its reason, or one of its lines the one before
+_K_NVS_SEEN = "health.nvsentinel.seen"  # checks whose finding this stream gave
+
+
+def _read_elsewhere(code: str) -> bool:
+    """An NVSentinel error code another table reads: DCGM's (catalog/accel.yaml `dcgm_errors`, by name) or an Xid
+    number (the syslog monitor's and the Xid callback's)."""
+    return code.startswith("DCGM_FR_") or code.isdigit()
+
+
+class MonitorConditionExtractor:
+    """NVIDIA NVSentinel's node condition of a check (catalog/health.yaml `monitor_components`, monitor nvsentinel):
+    a code on its message that another table reads is read there (a DCGM code of a check that could not run is
+    nothing, NVIDIA/NVSentinel#1471); otherwise the check's part, the weak `node.health_check` as NHC's failed check
+    is, once per check; a check of part `none` (a device file's node, InfiniBandCharDeviceCheck) is understood and
+    nothing. A condition of a check the table does not know is no evidence we can place."""
+
+    name = "node.monitor_condition"
+    emits: Mapping[str, frozenset[str]] = {
+        "node.health_check": frozenset({"check", "part", "message"}),
+    }
+    sources: frozenset[str] = frozenset({"application", "syslog"})
+    literals: tuple[str, ...] = ("IsNotHealthy", "ErrorCode:")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        checks = _components("nvsentinel")
+        m = _NVS_REASON.search(line)
+        if m is not None and m.group("check") in checks:
+            ctx.state[_K_NVS] = (m.group("check"), ctx.lineno)
+            ctx.claimed = True
+        codes = [c.group("code") for c in _NVS_CODE.finditer(line)]
+        seen = ctx.state.get(_K_NVS)
+        if not codes or not isinstance(seen, tuple) or ctx.lineno - seen[1] > _NVS_LINES:
+            return
+        if any(_read_elsewhere(c) for c in codes):
+            return
+        check = str(seen[0])
+        ctx.state[_K_NVS] = (check, ctx.lineno)
+        ctx.claimed = True
+        part = checks[check]
+        given = state_set(ctx.state, _K_NVS_SEEN)
+        if part == "none" or check in given:
+            return
+        given.add(check)
+        yield Draft("node.health_check", {"check": check, "part": part, "message": clip(line.strip())})
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (HealthCheckExtractor(), MonitorStateExtractor(), MonitorConditionExtractor())

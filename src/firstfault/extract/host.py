@@ -14,6 +14,7 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import (
     StorageWord,
     cper_severities,
+    ipmi_bus_event,
     ipmi_bus_events,
     ipmi_power_events,
     is_driver_library,
@@ -255,29 +256,43 @@ class PcieAerExtractor:
                     device=f"pci:{norm_pci(bdf)}")
 
 
+# FreeIPMI's `ipmi-sensors` row of the Critical Interrupt sensor's present states (`ID | Name | Type | Reading | Units |
+# Event`, each asserted state's words in quotes: ipmi-sensors/ipmi-sensors-simple-output.c): it prints no direction,
+# a state it lists is asserted now.
+_SENSORS_BUS = re.compile(r"\|\s{0,8}Critical Interrupt\s{0,8}\|[^|\n]{0,40}\|[^|\n]{0,40}\|\s{0,8}"
+                          r"(?P<events>(?:'[^'\n]{1,100}'\s{0,4}){1,8})$")
+
+
 class BmcBusEventExtractor:
-    """The BMC's event log naming a PCIe / bus error: `Critical Interrupt | Bus Fatal Error | Asserted`.
+    """The BMC's event log naming a PCIe / bus error: `Critical Interrupt | Bus Fatal Error | Asserted` (ipmitool),
+    `Critical Interrupt | Assertion Event | Bus Fatal Error` (FreeIPMI's ipmi-sel -v), `| Critical Interrupt | N/A | N/A
+    | 'PCI SERR'` (FreeIPMI's ipmi-sensors, a present state).
 
     The SEL says there was a bus error on the host but not on which device, so the
-    `pcie.aer` event carries no BDF; texts and severities are catalog/platform.yaml's.
+    `pcie.aer` event carries no BDF; texts and severities are catalog/platform.yaml's,
+    compared without case (catalog/tables.py ipmi_bus_event: both printers' spellings).
     """
 
     name = "pcie.bmc"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {"pcie.aer": frozenset({"bdf", "detail", "severity", "source"})}
     sources: frozenset[str] = _KERNEL
-    literals: tuple[str, ...] = tuple(e.text for e in ipmi_bus_events())
+    literals: tuple[str, ...] = tuple(dict.fromkeys(s for e in ipmi_bus_events() for s in e.spellings))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         low = line.lower()
-        if "deassert" in low or "assert" not in low:
+        if "deassert" in low:
             return
-        for ev in ipmi_bus_events():
-            at = line.find(ev.text)
-            if at >= 0:
-                yield Draft(kind="pcie.aer", fields={"severity": ev.severity, "bdf": None, "source": "bmc",
-                                                     "detail": _clip(line)})
-                return
+        if "assert" in low:
+            ev = ipmi_bus_event(line)
+        elif (m := _SENSORS_BUS.search(line.rstrip())) is not None:
+            ev = next((row for e in _SENSORS_EVENT.finditer(m.group("events"))
+                       if (row := ipmi_bus_event(e.group("event"))) is not None), None)
+        else:
+            return
+        if ev is not None:
+            yield Draft(kind="pcie.aer", fields={"severity": ev.severity, "bdf": None, "source": "bmc",
+                                                 "detail": _clip(line)})
 
 
 # The BMC's power events as ipmitool prints a SEL record (`id | date | time | sensor | event | Asserted`): the sensor
