@@ -7,6 +7,99 @@ from __future__ import annotations
 
 import pytest
 
+from firstfault.catalog.tables import storage_wait_frames
+from firstfault.extract import host
+from tests.extract.helpers import scan
+
+WAITS = host.StorageWaitExtractor()
+MOUNTS = host.MountFailureExtractor()
+
+# our own, in the kernel's hung-task format (kernel/hung_task.c check_hung_task: `INFO: task %s:%d blocked for more
+# than %ld seconds.`, then the task's stack without addresses since 4.x, `[module]` after a module's function)
+_HUNG = "INFO: task python3:4242 blocked for more than 120 seconds."
+
+
+def _stack(frame: str) -> list[str]:
+    return [_HUNG, "      Not tainted 5.15.0-1051-gcp #59~20.04.1-Ubuntu",
+            '"echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.',
+            "Call Trace:", " <TASK>", " __schedule+0x2cd/0x890", " schedule+0x69/0x110",
+            f" {frame}+0x12f/0x210 [fuse]", " fuse_lookup_name+0xe8/0x220 [fuse]", " </TASK>"]
+
+
+@pytest.mark.parametrize("frame", sorted(storage_wait_frames()))
+def test_a_hung_task_blocked_on_its_fuse_daemon_is_the_file_system(frame: str) -> None:
+    """Each row of `storage_wait_frames` (torvalds/linux fs/fuse/dev.c, file.c) in a hung-task report's stack."""
+    [d] = scan(WAITS, _stack(frame), "kernel")
+    assert d.kind == "storage.error" and d.fields["fs"] == "fuse"
+    assert "python3:4242" in str(d.fields["detail"]) and frame in str(d.fields["detail"])
+
+
+def test_a_proc_stack_copied_with_its_addresses_is_read_once() -> None:
+    """Alluxio/alluxio#16827 (https://github.com/Alluxio/alluxio/issues/16827): a stuck dataloader's
+    /proc/<pid>/stack, pasted as the application's output; one event for the stack."""
+    lines = ["[<ffffffffac35a3a1>] request_wait_answer+0x101/0x210",
+             "[<ffffffffac35a534>] __fuse_request_send+0x84/0x90",
+             "[<ffffffffac35a567>] fuse_request_send+0x27/0x30",
+             "[<ffffffffac364901>] fuse_direct_io+0x3e1/0x680",
+             "[<ffffffffac2429d9>] __vfs_read+0xe9/0x160"]
+    [d] = scan(WAITS, lines, "application")
+    assert d.kind == "storage.error" and d.fields["fs"] == "fuse"
+
+
+@pytest.mark.parametrize(("lines", "source"), [
+    # the FUSE daemon's own thread waiting for the kernel's next request (fs/fuse/dev.c fuse_dev_do_read): an idle
+    # daemon, in a hung-task report's shape (our own)
+    (_stack("fuse_dev_do_read"), "kernel"),
+    # a frame of the table in the kernel's log with no hung-task report above it (a SysRq dump of every task, our
+    # own in kernel/sched/core.c sched_show_task's shape): a request in flight, answered in time
+    (["task:python3         state:S stack:    0 pid: 4242 ppid:     1 flags:0x00000000", "Call Trace:",
+      " __schedule+0x2cd/0x890", " request_wait_answer+0x12f/0x210 [fuse]"], "kernel"),
+    # a hung task blocked elsewhere (our own: the journal on a local disk)
+    (_stack("jbd2_log_wait_commit"), "kernel"),
+    # a bare frame in the application's output, without the /proc form's address
+    (["request_wait_answer+0x101/0x210"], "application"),
+    # the function's name without a frame's offset (a log line that names it)
+    (["debug: request_wait_answer took 3 ms"], "application"),
+])
+def test_near_misses_give_nothing(lines: list[str], source: str) -> None:
+    assert scan(WAITS, lines, source) == []
+
+
+def test_a_report_far_above_the_frame_does_not_reach_it() -> None:
+    """A frame of the table more than the report's span below it is another stack's (our own)."""
+    lines = [_HUNG, *["filler"] * (host._HUNG_LINES + 1), "[<0>] request_wait_answer+0x101/0x210"]
+    assert scan(WAITS, lines, "kernel") == []
+
+
+# --- the container runtime on a dead FUSE mount ----------------------------------------------------------------
+
+@pytest.mark.parametrize(("lines", "client"), [
+    # fluid-cloudnative/fluid#1345 (https://github.com/fluid-cloudnative/fluid/issues/1345): the JuiceFS FUSE pod's
+    # restart, the quote wrapped in YAML
+    (["'error while creating mount source path ''/runtime-mnt/juicefs/default/jfsdemo/juicefs-fuse'':",
+      "          mkdir /runtime-mnt/juicefs/default/jfsdemo/juicefs-fuse: file exists'"], "juicefs"),
+    # our own, in moby volume/mounts/mounts.go MountPoint.Setup's words, on one line
+    (["Error response from daemon: error while creating mount source path '/mnt/gcsfuse/bucket-a': mkdir "
+      "/mnt/gcsfuse/bucket-a: transport endpoint is not connected"], "gcsfuse"),
+])
+def test_a_mount_source_on_a_dead_fuse_mount_is_the_clients(lines: list[str], client: str) -> None:
+    [d] = scan(MOUNTS, lines, "application")
+    assert d.kind == "storage.error" and d.fields["client"] == client and d.fields["fs"] == "fuse"
+
+
+@pytest.mark.parametrize("lines", [
+    # a path that names no storage client (a public post's stale CIFS mount: which server is not said)
+    ["Error response from daemon: error while creating mount source path '/mnt/media': mkdir /mnt/media: file exists"],
+    # a client's path, but the host's permissions (our own, in moby's words)
+    ["Error response from daemon: error while creating mount source path '/mnt/s3fs/data': mkdir /mnt/s3fs/data: "
+     "permission denied"],
+    # the error on a line too far below the runtime's words
+    ["error while creating mount source path '/runtime-mnt/juicefs/default/x/juicefs-fuse':", "a", "b",
+     "mkdir /runtime-mnt/juicefs/default/x/juicefs-fuse: file exists"],
+])
+def test_mount_source_near_misses_give_nothing(lines: list[str]) -> None:
+    assert scan(MOUNTS, lines, "application") == []
+
 
 # --- a FUSE daemon's sidecar killed for memory, restarted ------------------------------------------------------
 
