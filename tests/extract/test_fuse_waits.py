@@ -143,3 +143,50 @@ def test_a_fuse_sidecars_memory_kill_stays_a_cause_after_its_restart(container: 
     res = read_scheduler(text.encode(), "k8s-describe", "describe-pod.txt", job_id=None, tz=UTC)
     [ev] = [e for e in res.events if e.kind == "k8s.pod" and e.fields.get("container") == container]
     assert ev.fields.get("due_to") == due_to
+
+
+# --- libfuse's own refusals (catalog/platform.yaml `storage_words`, client libfuse) ---------------------------
+
+@pytest.mark.parametrize(("line", "error"), [
+    # libfuse/libfuse util/fusermount.c open_fuse_device (3.x, e8d407ce), in fusermount3's own words
+    ("fusermount3: fuse device /dev/fuse not found. Kernel module not loaded?", "node"),
+    # libfuse/libfuse lib/mount.c fuse_kern_mount (3.x)
+    ("fuse: device /dev/fuse not found. Kernel module not loaded?", "node"),
+    # libfuse/libfuse util/fuser_conf.c check_nonroot_mount_count
+    ("fusermount3: too many FUSE filesystems mounted; mount_max=N can be set in /etc/fuse.conf", "node"),
+    # libfuse/libfuse util/fusermount.c (the job's allow_other without the node's user_allow_other)
+    ("fusermount: option allow_other only allowed if 'user_allow_other' is set in /etc/fuse.conf", "job"),
+    # libfuse/libfuse util/fusermount.c check_perm
+    ("fusermount3: mountpoint /scratch/mnt not owned by user", "job"),
+    # libfuse/libfuse lib/mount_util.c fuse_mnt_check_empty (fuse-2.9.9)
+    ("fuse: mountpoint is not empty", "job"),
+])
+def test_libfuses_refusals_are_read_by_whose(line: str, error: str) -> None:
+    from tests.extract.helpers import events
+
+    [ev] = [e for e in events([line]) if e.kind == "container.error"]
+    assert ev.fields["runtime"] == "libfuse" and ev.fields["error"] == error
+
+
+@pytest.mark.parametrize("line", [
+    # the same words from another program (kmod's modprobe, in its shape: our own)
+    "modprobe: FATAL: Module nvidia not found. Kernel module not loaded?",
+    # the words without libfuse's tag
+    "the mountpoint is not empty yet, waiting",
+    # fusermount's ENOTCONN on a dead mount is the errno's, read as any path's (no container.error)
+    "fusermount: failed to access mountpoint /mnt/data: Transport endpoint is not connected",
+])
+def test_libfuse_near_misses_are_no_refusal(line: str) -> None:
+    from tests.extract.helpers import events
+
+    assert [e for e in events([line]) if e.kind == "container.error"] == []
+
+
+def test_fusermount3s_tag_is_its_own_not_a_host() -> None:
+    """A storage program's name with a digit before `: ` (libfuse 3's fusermount3) stays on its line, no pdsh host
+    tag (extract/prefix.py _looks_like_host); a node's name does not."""
+    from firstfault.extract.prefix import PrefixLayer
+
+    layer = PrefixLayer()
+    assert layer.split("fusermount3: mountpoint /x not owned by user").host is None
+    assert layer.split("node01: mountpoint /x not owned by user").host == "node01"
