@@ -190,3 +190,42 @@ def test_fusermount3s_tag_is_its_own_not_a_host() -> None:
     layer = PrefixLayer()
     assert layer.split("fusermount3: mountpoint /x not owned by user").host is None
     assert layer.split("node01: mountpoint /x not owned by user").host == "node01"
+
+
+# --- JuiceFS's fatal records (juicedata/juicefs at a6a0299bd) ---------------------------------------------------
+
+_JFS = "2024/05/01 10:00:00.000000 juicefs[812] <FATAL>: "
+
+
+@pytest.mark.parametrize(("line", "kind", "error"), [
+    # cmd/mount_unix.go: SIGHUP's flush of buffered writes before a restart failed (our own, in its logger's format,
+    # pkg/utils/logger.go)
+    (_JFS + "flush buffered data failed: put chunks/0/1/1_0_4194304: timeout [mount_unix.go:955]", "storage.error",
+     None),
+    # pkg/meta/base.go Load, as the mount's fatal record quotes it
+    (_JFS + "Meta: database is not formatted, please run `juicefs format ...` first [main.go:31]", "container.error",
+     "job"),
+    # cmd/mount_unix.go prepareMp
+    (_JFS + 'Do not have write permission on "/jfs" [mount_unix.go:640]', "container.error", "job"),
+    (_JFS + 'current user should own "/jfs" [mount_unix.go:633]', "container.error", "job"),
+    # cmd/mount.go
+    (_JFS + "should not mount on the root directory [mount.go:572]", "container.error", "job"),
+])
+def test_juicefs_fatal_records_are_read_by_whose(line: str, kind: str, error: str | None) -> None:
+    from tests.extract.helpers import events
+
+    [ev] = [e for e in events([line]) if e.kind in ("storage.error", "container.error")]
+    assert ev.kind == kind and ev.fields.get("error") == error
+    assert ev.fields.get("client", ev.fields.get("runtime")) == "juicefs"
+
+
+@pytest.mark.parametrize("line", [
+    # the mount not ready in time says no reason of its own (cmd/mount_unix.go)
+    _JFS + "The mount point is not ready in 10 seconds (/jfs), exit it [mount_unix.go:343]",
+    # the words without JuiceFS's tag
+    "flush buffered data failed: timeout",
+])
+def test_juicefs_near_misses_give_nothing(line: str) -> None:
+    from tests.extract.helpers import events
+
+    assert [e for e in events([line]) if e.kind in ("storage.error", "container.error")] == []
