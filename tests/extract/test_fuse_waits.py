@@ -229,3 +229,34 @@ def test_juicefs_near_misses_give_nothing(line: str) -> None:
     from tests.extract.helpers import events
 
     assert [e for e in events([line]) if e.kind in ("storage.error", "container.error")] == []
+
+
+# --- blobfuse2's refusals of what the job asked (Azure/azure-storage-fuse at 74098e3da) -------------------------
+
+_B2 = "Tue Mar 14 14:49:09 GMT 2023 : blobfuse2[1429] : LOG_ERR [libfuse_handler.go (174)]: "
+
+
+@pytest.mark.parametrize("line", [
+    # component/libfuse/libfuse_handler.go initFuse (our own, in its base_logger.go format)
+    _B2 + "Libfuse::initFuse : Failed to parse fuse arguments",
+    # component/libfuse/libfuse_handler.go libfuse_open
+    _B2 + "Libfuse::libfuse_open : Flags: (8241)O_WRONLY|O_APPEND not supported to open data/x.log when write back "
+    "cache is on. Pass --disable-writeback-cache=true or --ignore-open-flags=true via CLI",
+])
+def test_blobfuse2s_refusals_are_the_jobs(line: str) -> None:
+    from tests.extract.helpers import events
+
+    [ev] = [e for e in events([line]) if e.kind == "container.error"]
+    assert ev.fields["runtime"] == "blobfuse2" and ev.fields["error"] == "job"
+
+
+@pytest.mark.parametrize("line", [
+    # a lookup of a path that is not there (libfuse_handler.go libfuse_getattr): routine, no row
+    _B2 + "Libfuse::libfuse_getattr : Failed to get attributes of data/missing.bin [no such file or directory]",
+    # the words without blobfuse2's tag
+    "Failed to parse fuse arguments",
+])
+def test_blobfuse2_near_misses_give_nothing(line: str) -> None:
+    from tests.extract.helpers import events
+
+    assert [e for e in events([line]) if e.kind in ("container.error", "storage.error")] == []
