@@ -260,3 +260,38 @@ def test_blobfuse2_near_misses_give_nothing(line: str) -> None:
     from tests.extract.helpers import events
 
     assert [e for e in events([line]) if e.kind in ("container.error", "storage.error")] == []
+
+
+# --- GKE's Cloud Storage FUSE CSI driver refusing the volume (gcs-fuse-csi-driver pkg/csi_driver/node.go) -------
+
+_SETUP = ("  Warning  FailedMount  2m (x3 over 6m)  kubelet  MountVolume.SetUp failed for volume "
+          '"gcs-fuse-csi-ephemeral" : rpc error: ')
+
+
+@pytest.mark.parametrize("line", [
+    # our own, in NodePublishVolume's words (at 5fcdc04a) with GCS's 404 and 403 answers, as a FailedMount event
+    _SETUP + 'code = NotFound desc = failed to get GCS bucket "my-bucket": googleapi: Error 404: The specified bucket '
+    "does not exist., notFound",
+    _SETUP + 'code = PermissionDenied desc = failed to get GCS bucket "my-bucket": googleapi: Error 403: Caller does '
+    "not have storage.objects.list access to the Google Cloud Storage bucket., forbidden",
+    _SETUP + "code = Unauthenticated desc = failed to prepare storage service: oauth2: cannot fetch token",
+    _SETUP + "code = FailedPrecondition desc = failed to find the sidecar container in Pod spec",
+])
+def test_the_gcsfuse_csi_drivers_refusals_are_the_jobs(line: str) -> None:
+    from tests.extract.helpers import events
+
+    [ev] = [e for e in events([line]) if e.kind in ("container.error", "storage.error")]
+    assert ev.kind == "container.error" and ev.fields["runtime"] == "gcsfuse" and ev.fields["error"] == "job"
+
+
+@pytest.mark.parametrize("line", [
+    # the bucket check's other answer, the store's 5xx under code Internal: no row of the driver's
+    _SETUP + 'code = Internal desc = failed to get GCS bucket "my-bucket": googleapi: Error 503: Backend Error, '
+    "backendError",
+    # GCS's words in the job's own exception, without the driver's
+    "ValueError: The specified bucket does not exist",
+])
+def test_gcsfuse_csi_near_misses_are_no_refusal(line: str) -> None:
+    from tests.extract.helpers import events
+
+    assert [e for e in events([line]) if e.kind == "container.error"] == []
