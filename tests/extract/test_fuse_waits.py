@@ -295,3 +295,39 @@ def test_gcsfuse_csi_near_misses_are_no_refusal(line: str) -> None:
     from tests.extract.helpers import events
 
     assert [e for e in events([line]) if e.kind == "container.error"] == []
+
+
+# --- rclone mount's VFS cache (rclone/rclone vfs/vfscache at 64ab1ac32) ------------------------------------------
+
+_RC = "2024/05/01 10:00:00 ERROR : shards/shard-0001.tar: "
+
+
+@pytest.mark.parametrize(("line", "transient"), [
+    # vfs/vfscache/downloaders/downloaders.go: the downloads gave up, the readers get the last error (our own, in
+    # rclone's log format)
+    (_RC + "vfs cache: too many errors 11/10: last error: read tcp 10.0.0.5:443: connection reset by peer", False),
+    (_RC + "vfs cache: cache is out of space 1/10: last error: write /cache/vfs/x: disk quota exceeded", False),
+    # vfs/vfscache/writeback/writeback.go: an upload the queue retries with a growing delay
+    (_RC + "vfs cache: failed to upload try #3, will retry in 40s: vfs cache: failed to transfer file from cache to "
+     "remote: 503 Service Unavailable", True),
+    # downloaders.go: one chunk's download, which the downloaders restart
+    (_RC + "vfs cache: failed to download: vfs reader: failed to write to cache file: context deadline exceeded",
+     True),
+])
+def test_rclones_vfs_cache_errors(line: str, transient: bool) -> None:
+    from tests.extract.helpers import events
+
+    evs = [e for e in events([line]) if e.kind == "storage.error" and e.fields.get("client") == "rclone"]
+    assert len(evs) == 1 and bool(evs[0].fields.get("transient")) is transient
+
+
+@pytest.mark.parametrize("line", [
+    # vfs/vfscache/cache.go: the cache's housekeeping fails no call
+    '2024/05/01 10:00:00 ERROR : vfs cache: failed to remove empty directories from cache path "/cache": denied',
+    # the words without rclone's VFS prefix
+    "uploader: too many errors 11/10",
+])
+def test_rclone_near_misses_give_nothing(line: str) -> None:
+    from tests.extract.helpers import events
+
+    assert [e for e in events([line]) if e.kind == "storage.error"] == []
