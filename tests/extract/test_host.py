@@ -489,12 +489,13 @@ def test_extractor_declarations() -> None:
     names = {e.name for e in host.EXTRACTORS}
     assert names == {"net.link", "pcie.aer", "host.oom_kill", "storage.error", "kernel.hung_task", "host.mce",
                      "kernel.panic", "sched.node_down", "host.user_fault", "pcie.bmc", "host.mce.process",
-                     "host.bmc_power", "storage.mount"}
+                     "host.bmc_power", "storage.mount", "storage.wait_frame"}
     for e in host.EXTRACTORS:
         # slurmctld / PBS node messages are also pasted into application logs; a FUSE daemon's own log is one; a
         # process's SIGBUS for poisoned memory and a memory tester's report are in its own output alone; the
         # kubelet's and a CSI driver's mount failures are in the node's journal, a pod's log, events and kubectl's text
-        wide = {"sched.node_down", "storage.error"}
+        # a process's kernel stack (/proc/<pid>/stack) is pasted into an application's output
+        wide = {"sched.node_down", "storage.error", "storage.wait_frame"}
         want = ({"application"} if e.name == "host.mce.process"
                 else {"application", "syslog"} if e.name == "storage.mount"
                 else {"kernel", "syslog", "application"} if e.name in wide else {"kernel", "syslog"})

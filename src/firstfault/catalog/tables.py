@@ -1628,6 +1628,39 @@ def storage_waits() -> tuple[str, ...]:
     return _strings("platform.yaml", "storage_waits")
 
 
+
+@lru_cache(maxsize=1)
+def mount_source_words() -> tuple[str, ...]:
+    """A container runtime's words that it could not make a bind mount's source (catalog/platform.yaml
+    `mount_source_words`)."""
+    return _strings("platform.yaml", "mount_source_words")
+
+
+@lru_cache(maxsize=1)
+def dead_mount_errors() -> tuple[str, ...]:
+    """The errors (lower-case) that say a mount source is a mount whose daemon is gone (catalog/platform.yaml
+    `dead_mount_errors`)."""
+    rows = _strings("platform.yaml", "dead_mount_errors")
+    if any(r != r.lower() for r in rows):
+        raise CatalogTableError("catalog/platform.yaml: dead_mount_errors: write each error lower-case")
+    return rows
+class StorageWaitFrame(_Row, kw_only=True, frozen=True):
+    """A kernel stack frame of a task that waits for a file system's server (catalog/platform.yaml
+    `storage_wait_frames`)."""
+
+    frame: Annotated[str, Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_.]{3,}$")]
+    fs: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$")]  # storage.error's `fs`
+    printed_by: Text
+
+
+@lru_cache(maxsize=1)
+def storage_wait_frames() -> Mapping[str, StorageWaitFrame]:
+    """The kernel frames of a task waiting on a file system's server, by function name (catalog/platform.yaml
+    `storage_wait_frames`): no frame twice."""
+    rows = _unique("platform.yaml", "storage_wait_frames", StorageWaitFrame, "frame")
+    return MappingProxyType({r.frame: r for r in rows})
+
+
 # --------------------------------------------------------------------------
 # Exceptions, status words, errno and object-store codes (catalog/exceptions.yaml)
 # --------------------------------------------------------------------------

@@ -14,15 +14,18 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import (
     StorageWord,
     cper_severities,
+    dead_mount_errors,
     ipmi_bus_event,
     ipmi_bus_events,
     ipmi_power_events,
     is_driver_library,
     kernel_faults,
     memory_error_words,
+    mount_source_words,
     pcie_error_words,
     platform_program_of,
     storage_tables,
+    storage_wait_frames,
     storage_waits,
 )
 from firstfault.catalog.vocab import CLOUD_SCHEDULERS
@@ -629,6 +632,20 @@ _K_MOUNT = "mounts.pending"  # per stream: (client, line number, the arguments' 
 _KUBELET_MOUNT: Final = ("MountVolume.SetUp failed for volume ", "MountVolume.MountDevice failed for volume ")
 
 
+_K_SOURCE = "mounts.source_pending"  # per stream: (client, line number, the runtime's words) awaiting the error
+_PLAIN_ANCHOR = re.compile(r"[A-Za-z][A-Za-z0-9-]{3,}")
+_SOURCE_PATH = re.compile(r"""['"]+(?P<path>/[^'"\s]+)['"]+""")
+
+
+def _path_client(path: str) -> str | None:
+    """The storage client a path names by one of its anchors that is a plain word (`/runtime-mnt/juicefs/...` ->
+    juicefs; a prefix such as `fuse: ` or `Lustre:` names no path), the longest first; None where none."""
+    lowered = path.lower()
+    hits = [(len(a), c.client) for c in storage_tables().clients.values() for a in c.anchors
+            if _PLAIN_ANCHOR.fullmatch(a) is not None and a.lower() in lowered]
+    return max(hits)[1] if hits else None
+
+
 def _first(text: str, words: tuple[str, ...]) -> tuple[int, str]:
     """Where the first of `words` stands in `text` and which it is; (-1, "") where none does."""
     hits = [(at, w) for w in words if (at := text.find(w)) >= 0]
@@ -648,9 +665,13 @@ class MountFailureExtractor:
     }
     # the kubelet's and a driver's logs (the node's journal, a pod's log), events and kubectl's text
     sources: frozenset[str] = frozenset({"application", "syslog"})
-    literals: tuple[str, ...] = (*_MOUNT_ARGS, *_MOUNT_OUTPUT_LINE, *_KUBELET_MOUNT)
+    def __init__(self) -> None:
+        # the runtime's mount source words and the errors that may follow them on a line of their own
+        self.literals: tuple[str, ...] = (*_MOUNT_ARGS, *_MOUNT_OUTPUT_LINE, *_KUBELET_MOUNT, *mount_source_words(),
+                                          *dead_mount_errors(), *(e.capitalize() for e in dead_mount_errors()))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        yield from self._mount_source(line, ctx)
         at, word = _first(line, _MOUNT_ARGS)
         if at >= 0:
             rest = line[at + len(word):]
@@ -683,6 +704,32 @@ class MountFailureExtractor:
         client = next((c for name, c in storage_tables().drivers if name in err), None)
         if client is not None:
             yield self._read(client, line[at:], None)
+
+    @staticmethod
+    def _mount_source(line: str, ctx: LineContext) -> Iterator[Draft]:
+        """The container runtime unable to make a bind mount's source under a storage client's mount path because
+        the path is a dead mount (catalog/platform.yaml `mount_source_words`, `dead_mount_errors`): the error on the
+        runtime's line, or on one of the next lines where the quote wraps."""
+        at, word = _first(line, mount_source_words())
+        if at >= 0:
+            rest = line[at + len(word):]
+            m = _SOURCE_PATH.search(rest)
+            client = _path_client(m.group("path")) if m is not None else None
+            if client is None:
+                return
+            if not any(e in rest.lower() for e in dead_mount_errors()):
+                ctx.state[_K_SOURCE] = (client, ctx.lineno, line[at:].strip())
+                return
+            detail = line[at:]
+        else:
+            pending = ctx.state.get(_K_SOURCE)
+            if not (isinstance(pending, tuple) and 0 < ctx.lineno - pending[1] <= _MOUNT_SPAN
+                    and any(e in line.lower() for e in dead_mount_errors())):
+                return
+            client, detail = str(pending[0]), f"{pending[2]} {line.strip()}"
+        ctx.state.pop(_K_SOURCE, None)
+        yield Draft(kind="storage.error", fields={"fs": storage_tables().clients[client].fs, "client": client,
+                                                  "detail": _clip(detail)})
 
     @staticmethod
     def _read(client: str, output: str, arguments: str | None) -> Draft:
@@ -722,6 +769,58 @@ class HungTaskExtractor:
                 kind="kernel.hung_task",
                 fields={"proc": m.group("proc"), "pid": int(m.group("pid")), "seconds": int(m.group("sec"))},
             )
+
+
+# A kernel stack frame as a hung-task report or /proc/<pid>/stack prints it: `[<ffffffffac35a3a1>] request_wait_answer
+# +0x101/0x210` (the address, older kernels and /proc, `[<0>]` where addresses are hidden), ` ? fuse_simple_request
+# +0x1a/0x60 [fuse]` (no address since 4.x; `? ` an unreliable frame); the function's name decides (the table's).
+_KFRAME = re.compile(r"(?:^|[\s\]:])(?P<addr>\[<[0-9a-fA-F]+>\]\s+)?(?:\?\s+)?(?P<func>[A-Za-z_][\w.]*)"
+                     r"\+0x[0-9a-fA-F]+/0x[0-9a-fA-F]+")
+_HUNG_LINES: Final = 80  # how far a hung-task report's Call Trace reaches below its `INFO: task ...` line
+_K_HUNG = "host.hung_header"  # (lineno, task) of the stream's last hung-task report
+_K_WAIT_SEEN = "host.wait_frames_seen"  # the hung-task reports (their linenos; 0: a stack without one) read
+
+
+class StorageWaitExtractor:
+    """A task blocked in the kernel waiting for a file system's server to answer (catalog/platform.yaml
+    `storage_wait_frames`: FUSE's request_wait_answer, fuse_simple_request, ...): a frame of the table in a
+    hung-task report's Call Trace, or in a process's kernel stack copied with its addresses (/proc/<pid>/stack), is
+    the file system's server not answering -> storage.error, once for each report (or stack without one). The
+    kernel's log lists such frames outside a hung-task report only in a dump of every task (SysRq): none."""
+
+    name = "storage.wait_frame"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "storage.error": frozenset({"fs", "detail"}),
+    }
+    sources: frozenset[str] = frozenset({"kernel", "syslog", "application"})
+
+    def __init__(self) -> None:
+        self.literals: tuple[str, ...] = ("blocked for more than", *storage_wait_frames())
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        hung = _HUNG.search(line)
+        if hung is not None:
+            ctx.state[_K_HUNG] = (ctx.lineno, f"{hung.group('proc')}:{hung.group('pid')}")
+            return
+        m = _KFRAME.search(line)
+        if m is None or (row := storage_wait_frames().get(m.group("func"))) is None:
+            return
+        header = ctx.state.get(_K_HUNG)
+        report: tuple[int, str] | None = None
+        if isinstance(header, tuple) and 0 <= ctx.lineno - header[0] <= _HUNG_LINES:
+            report = header
+        elif m.group("addr") is None or ctx.source != "application":
+            return  # a frame in the kernel's log outside a hung-task report, or a bare frame with no address
+        seen = ctx.state.setdefault(_K_WAIT_SEEN, set())
+        key = report[0] if report is not None else 0
+        if not isinstance(seen, set) or key in seen:
+            return
+        seen.add(key)
+        task = f"task {report[1]} blocked" if report is not None else "a task's kernel stack"
+        yield Draft(kind="storage.error", fields={
+            "fs": row.fs,
+            "detail": f"{task} in {row.frame}: a request the {row.fs} file system's server did not answer"})
 
 
 # --------------------------------------------------------------------------
@@ -1155,6 +1254,7 @@ EXTRACTORS: tuple[LineExtractor, ...] = (
     StorageExtractor(),
     MountFailureExtractor(),
     HungTaskExtractor(),
+    StorageWaitExtractor(),
     MceExtractor(),
     ProcessMemoryErrorExtractor(),
     KernelPanicExtractor(),

@@ -365,7 +365,8 @@ def _pod_events(obj: dict[str, Any], path: str, file: str, result: StructuredRes
                     signal = exit_signum("kubernetes", exit_code)
                 due_to, pressure = k8s_reason(reason, _str(term.get("message")))
                 running_again = restart and _mapping(cs, "state").get("running") is not None
-                if recovered_or_clean(due_to, exit_code, running_again=running_again):
+                if recovered_or_clean(due_to, exit_code, running_again=running_again,
+                                      container=_str(cs.get("name"))):
                     # (a container running again, or one that exited 0 under a memory-kill reason: reasons.py)
                     due_to = pressure = None
                 fields = _compact(

@@ -570,7 +570,8 @@ def _described_pod(obj: _Described, name: str | None, file: str, result: Structu
             # A container running again (kubernetes/kubernetes#122256: `State: Running` / `Last State: Terminated`),
             # or one whose process exited 0 under a memory-kill reason: no cause of an end.
             if recovered_or_clean(due_to, exit_code,
-                                  running_again=restart and container.get("State", ("", line))[0] == "Running"):
+                                  running_again=restart and container.get("State", ("", line))[0] == "Running",
+                                  container=container["Name"][0] or None):
                 due_to = pressure = None
             when = _rfc1123(container.get(f"{state}.Finished", ("", line))[0])
             text = f"pod {name} container {container['Name'][0]} {state}: Terminated {reason or ''} exit {code_raw}"

@@ -418,6 +418,10 @@ def _looks_like_host(word: str, hosts: NodeNames) -> bool:
         return False
     if low.startswith(_NODE_SUFFIXED_PROGRAMS):
         return False
+    if any(c.isdigit() for c in word) and _keeps_tag(word):
+        # a storage program's own name with its version's digit (libfuse 3's `fusermount3: ...`, `blobfuse2: ...`):
+        # its tag, which stays on the line (_keeps_tag), not a host's
+        return False
     if any(c.isdigit() for c in word):
         # `worker-3`, `node001`, `ip-10-0-0-1`, `10.0.0.7`; not `cuda:0`-like words (no colon here).
         return not word.isupper()

@@ -15,7 +15,7 @@ from functools import cache, lru_cache
 from typing import NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import SchedText, SchedWord, sched_tables, state_of
+from firstfault.catalog.tables import SchedText, SchedWord, sched_tables, state_of, storage_tables
 from firstfault.model import Event
 
 # A number with an optional unit, where a phrase of the table says `{n}`: `3610`, `105gb`, `38427376kb`,
@@ -254,12 +254,22 @@ def clear_placed(events: list[Event]) -> None:
             del e.fields["pending"]
 
 
-def recovered_or_clean(due_to: str | None, exit_code: int | None, *, running_again: bool) -> bool:
+def recovered_or_clean(due_to: str | None, exit_code: int | None, *, running_again: bool,
+                       container: str | None = None) -> bool:
     """Whether a container's terminated state names no cause of an end although its reason is a word of the table:
     the container is running again (an earlier end its restart recovered from), or its process exited 0 under a
     memory-kill reason (kubernetes/kubernetes#131530: `Reason: OOMKilled` / `Exit Code: 0`, the pod Succeeded;
     cortexlabs/cortex#1806: "exit code 0 in container status with `reason` as OOMKilled and Job marked as
-    Successful"): the kill the word names did not end it."""
+    Successful"): the kill the word names did not end it.
+
+    A container that runs a FUSE daemon beside the job's (catalog/platform.yaml `storage_clients` `containers`) is
+    not recovered by its restart: the mount it served is gone with the killed daemon (GoogleCloudPlatform/
+    gcs-fuse-csi-driver docs/known-issues.md: the CSI driver hands the FUSE file descriptor to the sidecar once, and
+    "if the Cloud Storage FUSE process is killed, the workload application will throw IO error `Transport endpoint
+    is not connected`"; gcs-fuse-csi-driver#314: the sidecar OOM-killed at its start, Running again after 4
+    restarts, the pods still failing)."""
+    if running_again and container is not None and container in storage_tables().sidecars:
+        running_again = False
     return due_to is not None and (running_again or (due_to == "memory_limit" and exit_code == 0))
 
 
