@@ -1,0 +1,144 @@
+"""MPICH's family (MPICH, Intel MPI, Cray MPICH, MVAPICH) in its own error words: the connection-loss entries of its
+error stack (catalog/transport.yaml `peer_statuses`, stack mpich), MPICH 5.0's spelling of a libfabric call that failed
+(`OFI call fabric failed (default nic=hsn0: Invalid argument)`, `OFI poll failed (default nic=cxi0: Connection
+refused)`) read by its errno, and the start-up rows (`local_statuses`, stack mpich) in that spelling.
+
+Sources: pmodels/mpich at 6a79bf6575 (2026-08): src/mpi/errhan/errnames.txt, src/mpid/ch3/channels/sock/src/
+errnames.txt, src/mpid/ch3/util/sock/errnames.txt, src/mpid/ch4/netmod/ofi/errnames.txt, maint/extracterrmsgs (the
+`OFI call %s failed (default nic=%s: %s)` long names of MPIDI_OFI_CALL), src/mpid/ch4/netmod/ofi/ofi_events.c
+MPIDI_OFI_handle_cq_error; commits 8c175ae517 and 19fe5bc611 (both first in v5.0.0b1) for the NIC spelling. Every
+line here is synthetic, in the format those files give, unless its comment names a thread.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from firstfault.catalog.tables import transport_table
+from firstfault.model import Event
+from tests.extract import helpers
+
+
+def feed(lines: list[str]) -> list[Event]:
+    return helpers.events(lines, "application")
+
+
+def lost(lines: list[str]) -> list[Event]:
+    return [e for e in feed(lines) if e.kind == "nccl.remote_error" and e.fields.get("stack") == "mpich"]
+
+
+def setup(lines: list[str]) -> list[Event]:
+    return [e for e in feed(lines) if e.kind == "nccl.error" and e.fields.get("setup")]
+
+
+_NEW_PEER_ROWS = ("communication_error", "connect_tries_exceeded", "connection_refused", "connection_closed",
+                  "connection_lost", "business_card_connect_failed")
+
+
+# Each text of the mpich peer rows, as the innermost entry of an error stack (`FUNC(LINE)...: <errnames.txt words>`).
+@pytest.mark.parametrize(("text", "name"), [(t, r.name) for r in transport_table().peers
+                                            if r.stack == "mpich" for t in r.texts])
+def test_every_mpich_connection_loss_entry_is_a_peers_loss(text: str, name: str) -> None:
+    [e] = lost([f"MPIDI_CH3I_Progress(176)........: {text} 3 (set=0,sock=1)"])
+    assert e.fields["peer_status"] == name
+
+
+def test_the_table_holds_the_audited_rows() -> None:
+    assert {r.name for r in transport_table().peers if r.stack == "mpich"} == set(_NEW_PEER_ROWS)
+
+
+@pytest.mark.parametrize(("line", "rank"), [
+    # microsoft/LightLDA#62 (nemesis tcp's **comm_fail)
+    ("MPID_nem_tcp_connpoll(1826): Communication error with rank 1: Connection reset by peer", 1),
+    # **exceeded_connect_tries %d
+    ("MPIDI_CH3I_VC_post_sockconnect(1232): Unable to establish connection to rank 3", 3),
+    # **ch3|sock|postconnect %d %d %s: the peer is the second rank
+    ("MPIDI_CH3I_Sock_connect(380): [ch3:sock] rank 0 unable to connect to rank 2 using business card "
+     "<port=41433 description=node-02 ifname=10.0.0.2 >", 2),
+])
+def test_the_rank_an_entry_names_is_the_peer(line: str, rank: int) -> None:
+    [e] = lost([line])
+    assert e.fields["peer_rank"] == rank
+
+
+@pytest.mark.parametrize("line", [
+    # the bare generic messages, everyday words without MPICH's rank or set (**comm_fail, **sock|connrefused,
+    # **sock|connfailed, **sock_closed, **vc_in_error_state)
+    "MPIR_Allreduce_impl(293): Communication error",
+    "client: connection refused, retrying",
+    "MPIDU_Sock_post_connect(1228): connection failure",
+    "websocket closed by the browser",
+    "MPIDI_CH3_iSendv(42): Connection is in error state",
+    # MPI_Comm_connect's (**comm_connect_fail): a port the program named, no peer lost
+    "MPIDI_Comm_connect(710): Unable to establish connection to process",
+    # ch3's dynamic-process connect timing out (**ch3|conntimeout %d)
+    "MPIDI_CH3I_Acceptq_dequeue(110): Connection timed out in 180 seconds",
+    # another program's `connection closed by peer` without MPICH's set (synthetic)
+    "paramiko.ssh_exception: connection closed by peer",
+])
+def test_what_only_resembles_an_mpich_connection_loss_is_none(line: str) -> None:
+    assert lost([line]) == []
+
+
+@pytest.mark.parametrize(("why", "errno"), [
+    ("Connection refused", "ECONNREFUSED"),
+    ("Connection reset by peer", "ECONNRESET"),
+    ("Connection timed out", "ETIMEDOUT"),
+    ("No route to host", "EHOSTUNREACH"),
+])
+def test_a_libfabric_call_failing_with_a_peers_errno_is_the_peers_loss(why: str, errno: str) -> None:
+    """MPICH 5.0's MPIDI_OFI_handle_cq_error (`**ofid_poll %s %s`: `OFI poll failed (default nic=%s: %s)`, fi_strerror
+    of the completion's err) and an MPIDI_OFI_CALL's long name (`OFI call %s failed (default nic=%s: %s)`)."""
+    for line in (f"MPIDI_OFI_handle_cq_error(602): OFI poll failed (default nic=cxi0: {why})",
+                 f"MPIDI_OFI_send_normal(371): OFI call tsenddata failed (default nic=cxi0: {why})"):
+        [e] = lost([line])
+        assert e.fields["peer_status"] == errno
+    # ... once per process: every pending request reports the same loss
+    assert len(lost([f"MPIDI_OFI_handle_cq_error(602): OFI poll failed (default nic=cxi0: {why})"] * 3)) == 1
+
+
+@pytest.mark.parametrize("line", [
+    # an errno of no peer's side (libfabric's FI_EIO, FI_ENODATA): neither a loss nor a set-up
+    "MPIDI_OFI_handle_cq_error(602): OFI poll failed (default nic=cxi0: Input/output error)",
+    "MPIDI_OFI_handle_cq_error(602): OFI poll failed (default nic=cxi0: No data available)",
+    # the generic long name without the errno's words (**ofid_poll)
+    "MPIDI_OFI_handle_cq_error(602): OFI poll failed",
+    # another program's words about OFI (synthetic)
+    "NET/OFI OFI poll failed: retrying with Connection refused",
+])
+def test_an_ofi_call_without_a_peers_errno_is_no_loss(line: str) -> None:
+    assert lost([line]) == []
+    assert setup([line]) == []
+
+
+def test_mpich_5s_spelling_of_a_call_that_failed_with_a_set_up_errno_is_the_set_up() -> None:
+    # pmodels/mpich#7853's entry (MPICH 5 over EFA, an RMA completion with EINVAL), the same reading as MPICH 4's
+    # `(ofi_init.c:2253:create_vni_context:Invalid argument)` (tests/extract/test_b8pass.py)
+    [e] = setup(["MPIDI_OFI_handle_cq_error(...): OFI poll failed (default nic=rdmap110s0-rdm: Invalid argument)"])
+    assert (e.fields["local_status"], e.fields["errno"]) == ("ofi_call_failed", "EINVAL")
+
+
+_HEAD = "Abort(1091215) on node 0 (rank 0 in comm 0): Fatal error in internal_Init: Other MPI error, error stack:"
+
+
+@pytest.mark.parametrize(("entry", "status"), [
+    # init_provider.c `MPIDI_OFI_CALL(fi_getinfo(...), getinfo)` (a libfabric without the provider asked for)
+    ("find_provider(132).........: OFI call getinfo failed (default nic=(null): No data available)", "no_provider"),
+    # ... and the bare **ofid_getinfo where no provider fits
+    ("find_provider(138).........: OFI call getinfo failed", "no_provider"),
+    # ofi_init.c `MPIDI_OFI_CALL(fi_fabric(...), fabric)`, `MPIDI_OFI_CALL(fi_domain(...), opendomain)`
+    ("MPIDI_OFI_init_local(753): OFI call fabric failed (default nic=hsn0: No data available)",
+     "provider_open_failed"),
+    ("open_local_domain(1250): OFI call opendomain failed (default nic=hsn0: No data available)",
+     "provider_open_failed"),
+])
+def test_mpich_5s_start_up_entries_name_what_the_node_lacked(entry: str, status: str) -> None:
+    [e] = setup([_HEAD, "MPII_Init_thread(234)........:", entry])
+    assert (e.fields["local_status"], e.fields["mpi_call"]) == (status, "MPI_Init")
+
+
+def test_the_same_entries_after_start_up_are_no_set_up() -> None:
+    # the fabric's call outside MPI_Init (synthetic): no start-up's
+    lines = ["Fatal error in internal_Allreduce: Other MPI error, error stack:",
+             "MPIDI_OFI_init_local(753): OFI call fabric failed (default nic=hsn0: No data available)"]
+    assert setup(lines) == []
