@@ -142,3 +142,77 @@ def test_the_same_entries_after_start_up_are_no_set_up() -> None:
     lines = ["Fatal error in internal_Allreduce: Other MPI error, error stack:",
              "MPIDI_OFI_init_local(753): OFI call fabric failed (default nic=hsn0: No data available)"]
     assert setup(lines) == []
+
+
+@pytest.mark.parametrize(("line", "status"), [
+    # src/pm/hydra/lib/utils/sock.c HYDU_sock_get_iface_ip `unable to find interface %s` (HYDU_ERR_SETANDJUMP's
+    # `[mpiexec@host] FUNC (FILE:LINE): ` head)
+    ("[mpiexec@login01] HYDU_sock_get_iface_ip (lib/utils/sock.c:447): unable to find interface ib0",
+     "interface_not_found"),
+    # lib/tools/bootstrap/external/pbs_query_node_list.c, lsf_query_node_list.c, sge_query_node_list.c
+    ("[mpiexec@n001] HYDT_bscd_pbs_query_node_list (lib/tools/bootstrap/external/pbs_query_node_list.c:22): No PBS "
+     "nodefile found", "node_list_not_found"),
+    ("[mpiexec@n001] HYDT_bscd_lsf_query_node_list (lib/tools/bootstrap/external/lsf_query_node_list.c:24): No LSF "
+     "node list found", "node_list_not_found"),
+    ("[mpiexec@n001] HYDT_bscd_sge_query_node_list (lib/tools/bootstrap/external/sge_query_node_list.c:57): No SGE "
+     "nodefile found", "node_list_not_found"),
+])
+def test_hydra_refusing_the_launch_as_the_job_set_it_up(line: str, status: str) -> None:
+    [e] = setup([line])
+    assert (e.fields["stack"], e.fields["local_status"]) == ("hydra", status)
+
+
+@pytest.mark.parametrize("line", [
+    # Hydra's wrappers and teardown (lib/tools/bootstrap/utils/bscu_wait.c, lib/utils/sock.c, mpiexec/options.c at
+    # 6a79bf6575): understood, no set-up
+    "[mpiexec@n001] HYDT_bscu_wait_for_completion (lib/tools/bootstrap/utils/bscu_wait.c:110): one of the processes "
+    "terminated badly; aborting",
+    "[proxy:0:0@n002] HYDU_sock_write (lib/utils/sock.c:250): write error (Bad file descriptor)",
+    "[mpiexec@n001] HYD_uii_mpx_get_parameters (mpiexec/options.c:315): error parsing hostfile",
+    # the interface's words about another thing (synthetic)
+    "WARNING: unable to find interfaces file /etc/network/interfaces",
+    # a PBS word that is no Hydra's refusal (synthetic)
+    "PBS_NODEFILE found at /var/spool/pbs/aux/4242.pbs01",
+])
+def test_hydras_other_words_are_no_set_up(line: str) -> None:
+    assert setup([line]) == []
+
+
+def test_mpichs_abort_head_names_the_world_rank_and_the_records_entries_carry_it() -> None:
+    """src/mpid/ch4/src/ch4_globals.c MPID_Abort at 6a79bf6575: `Abort(%d)%s%s: %s%s`, ` on node %d` of
+    MPIR_Process.rank (the rank in MPI_COMM_WORLD); the head as pmodels/mpich#7713 posts it (Aurora, MPICH 4.x),
+    its innermost entry synthetic."""
+    lines = ["Abort(271763599) on node 7 (rank 7 in comm 0): Fatal error in internal_Send: Other MPI error, error "
+             "stack:",
+             "internal_Send(126)............: MPI_Send(buf=0xff00000002800d10, count=262166, MPI_DOUBLE, 19, 7, "
+             "MPI_COMM_WORLD) failed",
+             "MPIDI_OFI_handle_cq_error(602): OFI poll failed (default nic=cxi0: Connection refused)"]
+    events = feed(lines)
+    assert [(e.kind, e.rank) for e in events] == [("process.signal", 7), ("nccl.remote_error", 7)]
+
+
+def test_cray_mpichs_header_lends_its_rank_and_node_to_the_entries() -> None:
+    # the header as launcher.py's comment quotes it (Cray MPICH on Frontier); the entry synthetic
+    lines = ["MPICH ERROR [Rank 11122] [job id 41595204.0] [Thu Aug 14 08:27:11 2025] [nid006700] - Abort(2695311) "
+             "(rank 11122 in comm 0): Fatal error in PMPI_Allreduce: Other MPI error, error stack:",
+             "MPID_nem_tcp_connpoll(1845): Communication error with rank 3: Connection reset by peer"]
+    [e] = lost(lines)
+    assert (e.rank, e.fields.get("host"), e.fields["peer_rank"]) == (11122, "nid006700", 3)
+
+
+def test_an_entry_far_below_a_record_takes_nothing_from_it() -> None:
+    # synthetic: the record's first line, then unrelated output past the record's reach, then a lone entry
+    lines = ["Abort(1) on node 5 (rank 5 in comm 0): Fatal error in internal_Barrier: Other MPI error, error stack:",
+             *[f"step {i}" for i in range(40)],
+             "MPID_nem_tcp_connpoll(1845): Communication error with rank 3: Connection reset by peer"]
+    [e] = lost(lines)
+    assert e.rank is None
+
+
+@pytest.mark.parametrize("line", [
+    # no head of MPID_Abort's: a program's own words (synthetic)
+    "Abort(3) requested by the user on node 4",
+    "Fatal error in user code on node 2 (rank 2): aborting",
+])
+def test_what_only_resembles_mpichs_abort_head_names_no_rank(line: str) -> None:
+    assert all(e.rank is None for e in feed([line]))

@@ -631,6 +631,7 @@ class PeerStatusExtractor:
         if row.stack == "nixl" and exception_shape(body) is not None:
             return  # the binding's exception (`nixlRemoteDisconnectError: ...`): its class is read as a peer's loss
         fields: dict[str, FieldValue] = {"detail": clip(body), "stack": row.stack, "peer_status": row.name}
+        rank = p.rank
         if row.stack in _BLOCKS:
             ctx.claimed = True
             ctx.state[_K_PENDING] = (ctx.lineno, row.stack, row.name, clip(body))
@@ -645,6 +646,7 @@ class PeerStatusExtractor:
             m = _MPICH_RANK.search(body)
             if m:
                 fields["peer_rank"] = int(m.group("rank"))
+            rank, host = _in_record(rank, host, ctx)
         elif row.stack == "btl_tcp":
             m = _BTL_TCP_PEER.search(body)
             if m:
@@ -652,14 +654,14 @@ class PeerStatusExtractor:
         elif row.stack == "pmix":
             head = _PMIX_HEAD.match(body)
             host = host or (head.group("host") if head else None)
-        key = (row.name, fields.get("peer"), fields.get("peer_rank"), p.rank, host)
+        key = (row.name, fields.get("peer"), fields.get("peer_rank"), rank, host)
         seen = ctx.state.setdefault(_K_SEEN, set())
         if isinstance(seen, set):
             if key in seen:
                 ctx.claimed = True  # the same loss again (PMIx prints it once per request)
                 return
             seen.add(key)
-        yield Draft("nccl.remote_error", fields, rank=p.rank, host=host)
+        yield Draft("nccl.remote_error", fields, rank=rank, host=host)
 
     @staticmethod
     def _ofi_call(body: str, rank: int | None, host: str | None, ctx: LineContext) -> Iterator[Draft]:
@@ -671,6 +673,7 @@ class PeerStatusExtractor:
         if name is None:
             return
         ctx.claimed = True
+        rank, host = _in_record(rank, host, ctx)
         key = (name, None, None, rank, host)
         seen = ctx.state.setdefault(_K_SEEN, set())
         if isinstance(seen, set):
@@ -696,6 +699,16 @@ class PeerStatusExtractor:
         peer = m.group("peer") or m.group("daemon") or m.group("old")
         yield Draft("nccl.remote_error", {"detail": detail, "stack": stack, "peer_status": name, "peer": peer},
                     rank=rank, host=host)
+
+
+def _in_record(rank: int | None, host: str | None, ctx: LineContext) -> tuple[int | None, str | None]:
+    """The rank and host of an MPICH error stack's entry: its own prefix's, else those its record's first line named
+    (`Abort(N) on node 7 ...`, Cray MPICH's `MPICH ERROR [Rank 7] ... [nid001]`), within _STACK_LINES of it
+    (LocalStatusExtractor notes the record: _K_STACK)."""
+    record = ctx.state.get(_K_STACK)
+    if not isinstance(record, tuple) or not isinstance(record[0], int) or ctx.lineno - record[0] > _STACK_LINES:
+        return rank, host
+    return (rank if rank is not None else record[3]), (host or record[4])
 
 
 # --------------------------------------------------------------------------
