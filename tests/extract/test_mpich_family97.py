@@ -216,3 +216,35 @@ def test_an_entry_far_below_a_record_takes_nothing_from_it() -> None:
 ])
 def test_what_only_resembles_mpichs_abort_head_names_no_rank(line: str) -> None:
     assert all(e.rank is None for e in feed([line]))
+
+
+@pytest.mark.parametrize(("line", "status"), [
+    # src/mpid/ch4/netmod/ucx/ucx_impl.h MPIDI_UCX_CHK_STATUS (**ucx_nm_status %s %d %s %s, ucs_status_string last)
+    ("MPIDI_UCX_progress(85)........: ucx function returned with failed status(ucx_progress.h 85 MPIDI_UCX_progress "
+     "Endpoint timeout)", "UCS_ERR_ENDPOINT_TIMEOUT"),
+    # ... MPIDI_UCX_CHK_REQUEST (**ucx_nm_rq_error %s %d %s %s)
+    ("MPIDI_UCX_send(69)............: returned failed request in UCX netmod(ucx_send.h 69 MPIDI_UCX_send Connection "
+     "reset by remote peer)", "UCS_ERR_CONNECTION_RESET"),
+])
+def test_mpichs_ucx_netmod_relays_ucxs_peer_status(line: str, status: str) -> None:
+    [e] = [e for e in feed([line]) if e.kind == "nccl.remote_error"]
+    assert (e.fields["stack"], e.fields["peer_status"]) == ("ucx", status)
+
+
+@pytest.mark.parametrize("line", [
+    # a status of no peer's in the netmod's words (ucs_status_string of UCS_ERR_INVALID_PARAM)
+    "MPIDI_UCX_init_worker(100)....: ucx function returned with failed status(ucx_init.c 100 MPIDI_UCX_init_worker "
+    "Invalid parameter)",
+    # UCX's status words in another program's sentence, no netmod's (synthetic)
+    "rpc: function returned with failed status Endpoint timeout",
+])
+def test_the_ucx_netmods_other_words_are_no_peers_loss(line: str) -> None:
+    assert [e for e in feed([line]) if e.kind == "nccl.remote_error"] == []
+
+
+def test_the_older_spelling_of_a_call_that_failed_with_a_peers_errno_is_the_peers_loss_too() -> None:
+    """MPICH 3.3-4.2's MPIDI_OFI_CALL long name `OFI %s failed (%s:%d:%s:%s)` (src/mpid/ch4/netmod/ofi/errnames.txt
+    at v4.2.0 **ofid_tinject %s %d %s %s), which Intel MPI 2019-2021 prints too; the line synthetic in that format."""
+    [e] = lost(["MPIDI_OFI_send_lightweight_request(108): OFI tagged inject failed (ofi_impl.h:108:"
+                "MPIDI_OFI_send_lightweight_request:Connection reset by peer)"])
+    assert e.fields["peer_status"] == "ECONNRESET"

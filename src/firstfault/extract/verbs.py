@@ -83,8 +83,12 @@ _UCX_HEAD = re.compile(
 # ... or, where a paste lost the header, UCX's name or one of its source files (`ud_ep.c:270`, `ucp_worker.c:373`).
 # UCX's own word or source file, or an Open MPI component over UCX that prints UCX's statuses (ompi/mca/pml/ucx
 # pml_ucx.c: `pml_ucx.c:419  Error: ucp_ep_create(proc=0) failed: Destination is unreachable`; osc/ucx, oshmem's
-# spml/ucx).
-_UCX_WORD = re.compile(r"\bUCX\b|\b(?:ud|rc|dc|ucp|uct|ucs)_\w+\.c:\d+|\b(?:pml|osc|spml)_ucx\w*\.c:\d+")
+# spml/ucx). MPICH's ch4 UCX netmod prints ucs_status_string() in its own words (src/mpid/ch4/netmod/ucx/errnames.txt
+# at pmodels/mpich 6a79bf6575, ucx_impl.h MPIDI_UCX_CHK_STATUS: **ucx_nm_status `ucx function returned with failed
+# status(%s %d %s %s)`, the status last; MPIDI_UCX_CHK_REQUEST's **ucx_nm_rq_error `... in UCX netmod(...)` holds the
+# name).
+_UCX_WORD = re.compile(r"\bUCX\b|\b(?:ud|rc|dc|ucp|uct|ucs)_\w+\.c:\d+|\b(?:pml|osc|spml)_ucx\w*\.c:\d+"
+                       r"|\bucx function returned with failed status\(")
 _DEVICE = re.compile(r"\b(?P<dev>(?:mlx\d_|hfi1_|bnxt_re|irdma|qedr|efa_?|rxe)\d+)(?::(?P<port>\d+))?")
 _VENDOR = re.compile(r"\bvend(?:or)?(?:[ _]err(?:or)?)?[ =:]+(?P<v>0x[0-9a-fA-F]+|\d+)")
 _SYNDROME = re.compile(r"\bsynd(?:rome)?[ =:]+(?P<s>0x[0-9a-fA-F]+|\d+)")
