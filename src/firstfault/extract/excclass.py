@@ -397,9 +397,11 @@ def setup_errno_words() -> tuple[str, ...]:
     return tuple(sorted({*names, *(os.strerror(getattr(errno, n)) for n in names if hasattr(errno, n))}))
 
 
-def peer_errno(msg: str) -> str | None:
-    """The errno of a network error on a peer's side (refused, reset, timed out), if the message has one."""
-    if _NETWORK_OP.search(msg) is None:
+def peer_errno(msg: str, transport: bool = False) -> str | None:
+    """The errno of a network error on a peer's side (refused, reset, timed out), if the message has one. With
+    `transport`, the message is a transport's own report of a call on its link (MPICH's `OFI poll failed (default
+    nic=cxi0: Connection refused)`), which names no socket's operation and needs none."""
+    if not transport and _NETWORK_OP.search(msg) is None:
         return None
     name = errno_of(msg)
     row = errno_table().get(name) if name else None

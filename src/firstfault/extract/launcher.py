@@ -216,6 +216,10 @@ _CRAY_HEAD = re.compile(
     r"MPICH ERROR \[Rank (?P<rank>\d+)\](?: \[job id [^\]]*\])?(?: \[[^\]]*\])? \[(?P<host>[\w.\-]+)\]"
 )
 _ABORTING: Final = "aborting job:"
+# MPICH's (and Intel MPI's) head of a rank's abort (pmodels/mpich src/mpid/ch4/src/ch4_globals.c MPID_Abort at
+# 6a79bf6575: `Abort(%d)%s%s: %s%s`, ` on node %d` of MPIR_Process.rank, then ` (rank %d in comm %d)` of the
+# communicator's): the number after `on node` is the process's rank in MPI_COMM_WORLD, whatever the word says.
+_MPICH_ABORT = re.compile(r"\bAbort\(-?\d{1,12}\) on node (?P<rank>\d{1,9})\b")
 # Hydra's proxies and mpiexec tearing the job down once a process ended badly: `[proxy:0:1@host] HYD_pmcd_pmip_...
 # (pm/pmiserv/pmip_cb.c:878): assert (!closed) failed`, `[mpiexec@host] HYDT_bscu_wait_for_completion (...): one of
 # the processes terminated badly; aborting`, and its utilities' socket writes to a peer already gone (`[proxy:0:0@node5]
@@ -238,7 +242,7 @@ class MpiFatal(NamedTuple):
 
     call: str  # by its standard name: `PMPI_Init_thread` and MPICH 4's `internal_Init_thread` are `MPI_Init_thread`
     mpi_class: str | None  # catalog/transport.yaml `mpich_error_classes`: `Other MPI error` is MPI_ERR_OTHER
-    rank: int | None  # Cray MPICH's header names the rank and the node
+    rank: int | None  # Cray MPICH's header names the rank and the node, MPICH's `Abort(N) on node R` the rank
     host: str | None
     argument: bool = False  # the class is an error in the arguments of the program's call (the table's `argument`)
     said: str = ""  # the words after the call's name (`Invalid count, error stack:`)
@@ -266,8 +270,10 @@ def mpi_fatal(body: str) -> MpiFatal | None:
     said = rest[1:].lstrip() if rest.startswith(":") else ""
     row = next((c for c in _classes_longest_first() if said.startswith(c.text)), None)
     cray = _CRAY_HEAD.search(body)
-    return MpiFatal(call, row.name if row else None, int(cray.group("rank")) if cray else None,
-                    cray.group("host") if cray else None, row is not None and row.argument, said)
+    head = _MPICH_ABORT.search(body[:m.start()]) if cray is None else None
+    rank = int(cray.group("rank")) if cray else int(head.group("rank")) if head else None
+    return MpiFatal(call, row.name if row else None, rank, cray.group("host") if cray else None,
+                    row is not None and row.argument, said)
 
 
 def _signal_of(printer: str, num: int) -> str:

@@ -51,7 +51,7 @@ from firstfault.catalog.tables import (
     ucx_statuses,
 )
 from firstfault.extract.base import Draft, LineContext, LineExtractor
-from firstfault.extract.excclass import errno_limit, setup_errno
+from firstfault.extract.excclass import errno_limit, peer_errno, setup_errno
 from firstfault.extract.launcher import MPI_FATAL_WORDS, mpi_fatal
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.traceback import clip, exception_shape
@@ -84,8 +84,12 @@ _UCX_HEAD = re.compile(
 # ... or, where a paste lost the header, UCX's name or one of its source files (`ud_ep.c:270`, `ucp_worker.c:373`).
 # UCX's own word or source file, or an Open MPI component over UCX that prints UCX's statuses (ompi/mca/pml/ucx
 # pml_ucx.c: `pml_ucx.c:419  Error: ucp_ep_create(proc=0) failed: Destination is unreachable`; osc/ucx, oshmem's
-# spml/ucx).
-_UCX_WORD = re.compile(r"\bUCX\b|\b(?:ud|rc|dc|ucp|uct|ucs)_\w+\.c:\d+|\b(?:pml|osc|spml)_ucx\w*\.c:\d+")
+# spml/ucx). MPICH's ch4 UCX netmod prints ucs_status_string() in its own words (src/mpid/ch4/netmod/ucx/errnames.txt
+# at pmodels/mpich 6a79bf6575, ucx_impl.h MPIDI_UCX_CHK_STATUS: **ucx_nm_status `ucx function returned with failed
+# status(%s %d %s %s)`, the status last; MPIDI_UCX_CHK_REQUEST's **ucx_nm_rq_error `... in UCX netmod(...)` holds the
+# name).
+_UCX_WORD = re.compile(r"\bUCX\b|\b(?:ud|rc|dc|ucp|uct|ucs)_\w+\.c:\d+|\b(?:pml|osc|spml)_ucx\w*\.c:\d+"
+                       r"|\bucx function returned with failed status\(")
 _DEVICE = re.compile(r"\b(?P<dev>(?:mlx\d_|hfi1_|bnxt_re|irdma|qedr|efa_?|rxe)\d+)(?::(?P<port>\d+))?")
 _VENDOR = re.compile(r"\bvend(?:or)?(?:[ _]err(?:or)?)?[ =:]+(?P<v>0x[0-9a-fA-F]+|\d+)")
 _SYNDROME = re.compile(r"\bsynd(?:rome)?[ =:]+(?P<s>0x[0-9a-fA-F]+|\d+)")
@@ -587,8 +591,10 @@ _K_PENDING = "ff.transport.peer_block"  # (lineno, row, detail) of a block waiti
 _K_SEEN = "ff.transport.peer_seen"
 # UCX's UD endpoint names its peer: `UD endpoint 0x973660 to jazz25:70567: unhandled timeout error`.
 _UCX_PEER = re.compile(r"\bto (?P<peer>[A-Za-z0-9][\w.\-]*):\d+:")
-# MPICH's error stack: `MPID_nem_tcp_connpoll(1845): Communication error with rank 1: Connection refused`.
-_MPICH_RANK = re.compile(r"Communication error with rank (?P<rank>\d+)")
+# MPICH's error stack: `MPID_nem_tcp_connpoll(1845): Communication error with rank 1: Connection refused`, `Unable to
+# establish connection to rank 3`, `[ch3:sock] rank 0 unable to connect to rank 2 using business card <...>` (the
+# peer is the rank after `to`).
+_MPICH_RANK = re.compile(r"\b(?:error with|connection to|connect to) rank (?P<rank>\d+)")
 # PMIx's own head: `[ip-172-31-1-68:27726] PMIX ERROR: UNREACHABLE in file server/pmix_server.c at line 2257`; Open
 # MPI's (opal_output's) the same: `[mlperf1:1207478] pml_ucx.c:419  Error: ucp_ep_create(proc=0) failed: ...`.
 _PMIX_HEAD = re.compile(r"^\[(?P<host>[A-Za-z0-9][\w.\-]*):\d+\]\s")
@@ -610,13 +616,15 @@ class PeerStatusExtractor:
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
     def __init__(self) -> None:
-        self.literals: tuple[str, ...] = peer_literals()
+        self.literals: tuple[str, ...] = (*peer_literals(), _MPICH_OFI_WORD)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         p = split_prefixes(line)
         body, host, ucx_head = _ucx_head(p.body, p.host)
         hit = next(((w, row) for w, row in _peer_words() if w in body), None)
         if hit is None:
+            if _MPICH_OFI_WORD in body:
+                yield from self._ofi_call(body, p.rank, host, ctx)
             yield from self._detail(body, p.rank, host, ctx)
             return
         _, row = hit
@@ -628,6 +636,7 @@ class PeerStatusExtractor:
         if row.stack == "nixl" and exception_shape(body) is not None:
             return  # the binding's exception (`nixlRemoteDisconnectError: ...`): its class is read as a peer's loss
         fields: dict[str, FieldValue] = {"detail": clip(body), "stack": row.stack, "peer_status": row.name}
+        rank = p.rank
         if row.stack in _BLOCKS:
             ctx.claimed = True
             ctx.state[_K_PENDING] = (ctx.lineno, row.stack, row.name, clip(body))
@@ -642,6 +651,7 @@ class PeerStatusExtractor:
             m = _MPICH_RANK.search(body)
             if m:
                 fields["peer_rank"] = int(m.group("rank"))
+            rank, host = _in_record(rank, host, ctx)
         elif row.stack == "btl_tcp":
             m = _BTL_TCP_PEER.search(body)
             if m:
@@ -649,14 +659,34 @@ class PeerStatusExtractor:
         elif row.stack == "pmix":
             head = _PMIX_HEAD.match(body)
             host = host or (head.group("host") if head else None)
-        key = (row.name, fields.get("peer"), fields.get("peer_rank"), p.rank, host)
+        key = (row.name, fields.get("peer"), fields.get("peer_rank"), rank, host)
         seen = ctx.state.setdefault(_K_SEEN, set())
         if isinstance(seen, set):
             if key in seen:
                 ctx.claimed = True  # the same loss again (PMIx prints it once per request)
                 return
             seen.add(key)
-        yield Draft("nccl.remote_error", fields, rank=p.rank, host=host)
+        yield Draft("nccl.remote_error", fields, rank=rank, host=host)
+
+    @staticmethod
+    def _ofi_call(body: str, rank: int | None, host: str | None, ctx: LineContext) -> Iterator[Draft]:
+        """MPICH's ch4/OFI netmod reporting a libfabric call or completion that failed with an errno of a peer's
+        side (_MPICH_OFI: `OFI poll failed (default nic=cxi0: Connection refused)`): the peer's loss, stack mpich,
+        the errno its status."""
+        ofi = _MPICH_OFI.search(body)
+        name = peer_errno(ofi.group("why"), transport=True) if ofi else None
+        if name is None:
+            return
+        ctx.claimed = True
+        rank, host = _in_record(rank, host, ctx)
+        key = (name, None, None, rank, host)
+        seen = ctx.state.setdefault(_K_SEEN, set())
+        if isinstance(seen, set):
+            if key in seen:
+                return  # the same loss again (every pending request reports it)
+            seen.add(key)
+        yield Draft("nccl.remote_error", {"detail": clip(body), "stack": "mpich", "peer_status": name},
+                    rank=rank, host=host)
 
     @staticmethod
     def _detail(body: str, rank: int | None, host: str | None, ctx: LineContext) -> Iterator[Draft]:
@@ -674,6 +704,16 @@ class PeerStatusExtractor:
         peer = m.group("peer") or m.group("daemon") or m.group("old")
         yield Draft("nccl.remote_error", {"detail": detail, "stack": stack, "peer_status": name, "peer": peer},
                     rank=rank, host=host)
+
+
+def _in_record(rank: int | None, host: str | None, ctx: LineContext) -> tuple[int | None, str | None]:
+    """The rank and host of an MPICH error stack's entry: its own prefix's, else those its record's first line named
+    (`Abort(N) on node 7 ...`, Cray MPICH's `MPICH ERROR [Rank 7] ... [nid001]`), within _STACK_LINES of it
+    (LocalStatusExtractor notes the record: _K_STACK)."""
+    record = ctx.state.get(_K_STACK)
+    if not isinstance(record, tuple) or not isinstance(record[0], int) or ctx.lineno - record[0] > _STACK_LINES:
+        return rank, host
+    return (rank if rank is not None else record[3]), (host or record[4])
 
 
 # --------------------------------------------------------------------------
@@ -733,7 +773,13 @@ _HELD_LINES: Final = 32
 # 2253:create_vni_context:Invalid argument)`). With an errno of the set-up side in a transport's report (EINVAL: a
 # provider the node does not have or the configuration does not fit; ENOMEM: memory it could not register) it is the
 # job's set-up; any other (`No data available`) leaves the entry to the table's rows (`no_provider` inside MPI_Init).
-_MPICH_OFI: Final = re.compile(r"\bOFI [\w ()]{1,40}? failed \((?P<where>[\w.\-]+:\d+:\w+):(?P<why>[^()]{1,80})\)")
+# MPICH 5.0 prints the libfabric NIC in place of the source's place (pmodels/mpich 8c175ae517 and 19fe5bc611, both in
+# v5.0.0b1: `**ofid_%s %s %s` `OFI call fabric failed (default nic=%s: %s)`, maint/extracterrmsgs for the calls of
+# MPIDI_OFI_CALL, src/mpid/ch4/netmod/ofi/errnames.txt `OFI poll failed (default nic=%s: %s)` for the rest): the same
+# errno after the NIC's name. An errno of a peer's side (a connection it refused or reset, a host not answering:
+# catalog/exceptions.yaml `errnos`, side peer) is the peer's loss, a symptom (PeerStatusExtractor).
+_MPICH_OFI: Final = re.compile(r"\bOFI [\w ()]{1,40}? failed \((?:(?P<where>[\w.\-]+:\d+:\w+)|default nic="
+                               r"(?P<nic>[^():\s]{1,64})): ?(?P<why>[^()]{1,80})\)")
 _MPICH_OFI_WORD: Final = "OFI "
 
 
