@@ -229,6 +229,22 @@ def test_hold_codes_cover_condor_holdcodes_h() -> None:
     assert word_reason("htcondor", "1002", "hold_code") is None
 
 
+@pytest.mark.parametrize(("text", "reason"), [
+    # the 009 record's reason line (src/condor_rm.V6/rm.cpp `via condor_rm`, the schedd adding who asked)
+    ("\tvia condor_rm (by user alice)", "cancelled"),
+    ("\tvia condor_rm (by user root)", "admin_cancelled"),
+])
+def test_condor_rm_is_its_owners_cancel(text: str, reason: str) -> None:
+    from firstfault.extract.reasons import text_reasons
+    assert [h.reason for h in text_reasons(text) if h.scheduler == "htcondor"] == [reason]
+
+
+def test_near_miss_condor_release_and_hold_are_no_end() -> None:
+    from firstfault.extract.reasons import text_reasons
+    assert [h for h in text_reasons("\tvia condor_hold (by user alice)") if h.scheduler == "htcondor"] == []
+    assert [h for h in text_reasons("\tvia condor_release (by user alice)") if h.scheduler == "htcondor"] == []
+
+
 # --------------------------------------------------------------------------
 # Through the engine
 # --------------------------------------------------------------------------
