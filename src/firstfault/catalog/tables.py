@@ -2575,6 +2575,102 @@ def slurm_tables() -> SlurmTables:
 
 
 # --------------------------------------------------------------------------
+# Batch systems beyond Slurm: their daemons' own records and their clients' refusals (catalog/batch.yaml)
+# --------------------------------------------------------------------------
+
+
+class _Sided(_Row, kw_only=True, frozen=True):
+    side: SlurmSide
+    weak: bool = False  # a `node` row whose finding stands only where nothing stronger does
+
+    def __post_init__(self) -> None:
+        if self.weak and self.side != "node":
+            raise ValueError("weak qualifies a node row")
+
+
+class CondorDaemon(_Row, frozen=True):
+    # an HTCondor daemon: its program's name (DaemonCore's banner), its subsystem (the master's DAEMON_LIST name) and
+    # the directory of its source (an EXCEPT record's path)
+    program: Annotated[str, Meta(pattern=r"^condor_[a-z_]+$")]
+    subsystem: Annotated[str, Meta(pattern=r"^[A-Z][A-Z_]+$")]
+    dir: Annotated[str, Meta(pattern=r"^condor_[\w.\-]+$")]
+    weak: bool = False  # its own failure is one the words do not establish alone
+    exits: Literal["daemon", "job"] = "daemon"  # whose fate its exit status is
+
+
+class CondorLibraryDir(_Row, frozen=True):
+    dir: Annotated[str, Meta(pattern=r"^[\w.\-]+$")]
+
+
+class CondorExit(_Sided, frozen=True):
+    program: Annotated[str, Meta(pattern=r"^condor_[a-z_]+$")]
+    status: Annotated[int, Meta(ge=0, le=255)]
+
+
+class CondorError(_Sided, frozen=True):
+    # an entry of HTCondor's error stack, `SUBSYS:CODE:message` (src/condor_includes/condor_error_codes.h)
+    subsystem: Annotated[str, Meta(pattern=r"^[A-Z]+$")]
+    code: Annotated[int, Meta(ge=1000, le=99999)]
+    name: Annotated[str, Meta(pattern=r"^[A-Z][A-Z0-9_]+$")]
+
+
+class CondorMessage(_Sided, frozen=True):
+    text: Annotated[str, Meta(min_length=12, pattern=r"^[^{}]+$")]
+    source: Annotated[str, Meta(pattern=r"^src/\S+")]
+
+
+class PbsError(_Sided, frozen=True):
+    # a PBSE_* error's name and the words of its text qsub prints (Torque pbs_error_db.h, OpenPBS pbs_messages.c)
+    name: Annotated[str, Meta(pattern=r"^PBSE_[A-Z0-9_]+$")]
+    text: Annotated[str, Meta(min_length=8, pattern=r"^[^{}]+$")]
+
+
+class SgeShepherd(_Row, frozen=True):
+    # the shepherd's words for a job it could not start, and the qmaster's `failed` text of the state it sets beside
+    text: Annotated[str, Meta(min_length=8)]
+    failed: Annotated[str, Meta(min_length=8)]
+
+
+class BatchTables(NamedTuple):
+    condor_daemons: tuple[CondorDaemon, ...]
+    condor_library_dirs: tuple[CondorLibraryDir, ...]
+    condor_exits: tuple[CondorExit, ...]
+    condor_errors: tuple[CondorError, ...]
+    condor_messages: tuple[CondorMessage, ...]
+    pbs_errors: tuple[PbsError, ...]
+    sge_shepherd: tuple[SgeShepherd, ...]
+
+
+@lru_cache(maxsize=1)
+@_kept("batch.yaml")
+def batch_tables() -> BatchTables:
+    """catalog/batch.yaml: HTCondor's daemons and their records, PBS's submission errors, Grid Engine's shepherd's
+    words, each with who failed."""
+    daemons = _unique("batch.yaml", "htcondor_daemons", CondorDaemon, "program")
+    for key in ("subsystem", "dir"):
+        values = [getattr(d, key) for d in daemons]
+        if len(set(values)) != len(values):
+            raise CatalogTableError(f"catalog/batch.yaml: htcondor_daemons: a duplicate {key}")
+    libs = _unique("batch.yaml", "htcondor_library_dirs", CondorLibraryDir, "dir")
+    if {d.dir for d in daemons} & {lib.dir for lib in libs}:
+        raise CatalogTableError("catalog/batch.yaml: a library directory is a daemon's")
+    exits = _unique("batch.yaml", "htcondor_exits", CondorExit, ("program", "status"))
+    programs = {d.program for d in daemons}
+    for e in exits:
+        if e.program not in programs:
+            raise CatalogTableError(f"catalog/batch.yaml: htcondor_exits: {e.program} is no daemon of the table")
+    errors = _unique("batch.yaml", "htcondor_errors", CondorError, ("subsystem", "code"))
+    messages = _unique("batch.yaml", "htcondor_messages", CondorMessage, "text")
+    pbs = _unique("batch.yaml", "pbs_errors", PbsError, "name")
+    for p in pbs:
+        if any(o is not p and o.text.startswith(p.text) and (o.side, o.weak) != (p.side, p.weak) for o in pbs):
+            raise CatalogTableError(f"catalog/batch.yaml: pbs_errors: {p.text!r} begins another that says otherwise")
+    shepherd = _unique("batch.yaml", "sge_shepherd", SgeShepherd, "text")
+    return BatchTables(tuple(daemons), tuple(libs), tuple(exits), tuple(errors), tuple(messages), tuple(pbs),
+                       tuple(shepherd))
+
+
+# --------------------------------------------------------------------------
 # Node health checks in their own words (catalog/health.yaml)
 # --------------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ from collections.abc import Iterator, Mapping
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import storage_tables
+from firstfault.catalog.tables import batch_tables, storage_tables
 from firstfault.catalog.vocab import CLOUD_SCHEDULERS
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.batch import SGE_DIED, sge_signal
@@ -778,6 +778,11 @@ _SGE_FAILED = re.compile(r"\bjob (?P<job>\d+(?:\.\d+)?) failed on host (?P<host>
 # side this reader decides: EPERM is a file system or a file's attribute refusing, not the path's permissions; a
 # full or failing file system (ENOSPC, EIO) is the storage's, whose own reports say so.
 _JOB_PATH_ERRNOS: Final = frozenset({"EACCES", "ENOENT", "ENOTDIR"})
+# `qstat -j`'s message list of a task that could not start (gridengine/gridengine 6a5407d5,
+# source/clients/common/show_job.c: `error reason %4d:          %s`), the shepherd's own message after its stamp:
+#   error reason    1:          02/04/2020 12:21:50 [1116:435]: error: can't open output file "/tmp/x.log": No such ...
+# whose words name the failure's state (catalog/batch.yaml `sge_shepherd`), read as the qmaster's `failed` text of it.
+_QSTAT_REASON = re.compile(r"^\s{0,8}error reason\s{1,8}\d{1,10}:\s{1,40}(?P<why>\S.{0,800})$")
 _SHEPHERD_STAMP = re.compile(r"^(?:\d\d/\d\d/\d{4} \d\d:\d\d:\d\d(?:\.\d+)? )?(?:\[[\d:]+\]: )?(?:error: )?")
 
 
@@ -795,10 +800,14 @@ class SgeFailureExtractor:
         "process.signal": frozenset({"by", "detail", "signal"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
-    literals: tuple[str, ...] = (" failed on host ", " died through signal ")
+    literals: tuple[str, ...] = (" failed on host ", " died through signal ", "error reason ")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         _, body = split_rank_prefix(line)
+        reason = _QSTAT_REASON.match(body)
+        if reason is not None:
+            yield from self._qstat(reason.group("why"), ctx)
+            return
         m = _SGE_FAILED.search(body)
         hit = next((h for h in text_reasons(m.group("what")) if h.scheduler == "sge"), None) if m else None
         died = SGE_DIED.search(body)
@@ -815,22 +824,40 @@ class SgeFailureExtractor:
             return
         # `12/02/2020 11:46:22 [1006:5837]: error: can't open ...`: the shepherd's stamp and ids are not the error.
         why = _SHEPHERD_STAMP.sub("", m.group("why").strip())
-        failure = m.group("what")[hit.start:hit.end]
-        name = errno_of(why)
-        path = path_of(why)
-        if name is not None and name not in _JOB_PATH_ERRNOS:
-            ctx.claimed = True  # understood; the errno names no side the job's set-up could be blamed for
+        yield from _sge_setup(m.group("what")[hit.start:hit.end], why, m.group("host"), ctx)
+
+    @staticmethod
+    def _qstat(why: str, ctx: LineContext) -> Iterator[Draft]:
+        """`qstat -j`'s `error reason N:` row: the shepherd's words, read as the `failed` text of the state they name
+        (catalog/batch.yaml `sge_shepherd`), where that text is the job's set-up (catalog/scheduler.yaml)."""
+        why = _SHEPHERD_STAMP.sub("", why.strip())
+        row = next((r for r in batch_tables().sge_shepherd if why.startswith(r.text)), None)
+        if row is None:
             return
-        # The class Python gives the errno (OSError's own table): PermissionError, FileNotFoundError, ...
-        exc = type(OSError(getattr(_errno, name), "")).__name__ if name else "OSError"
-        fields: dict[str, str | bool] = {"exc_type": exc, "message": clip(f"{failure}: {why}"), "setup": True}
-        if name:
-            fields["errno"] = name
-        if path:
-            fields["path"] = path
-        draft = Draft("app.exception", dict(fields))
-        draft.host = m.group("host")
-        yield draft
+        hit = next((h for h in text_reasons(row.failed) if h.scheduler == "sge"), None)
+        if hit is None or hit.reason != "setup":
+            return
+        yield from _sge_setup(row.failed, why, None, ctx)
+
+
+def _sge_setup(failure: str, why: str, host: str | None, ctx: LineContext) -> Iterator[Draft]:
+    """The job's own set-up that the shepherd could not give it (`failure`, the `failed` text; `why`, the shepherd's
+    words), where the errno it names (if any) is the path's: `app.exception` with `setup`, on `host`."""
+    name = errno_of(why)
+    path = path_of(why)
+    if name is not None and name not in _JOB_PATH_ERRNOS:
+        ctx.claimed = True  # understood; the errno names no side the job's set-up could be blamed for
+        return
+    # The class Python gives the errno (OSError's own table): PermissionError, FileNotFoundError, ...
+    exc = type(OSError(getattr(_errno, name), "")).__name__ if name else "OSError"
+    fields: dict[str, str | bool] = {"exc_type": exc, "message": clip(f"{failure}: {why}"), "setup": True}
+    if name:
+        fields["errno"] = name
+    if path:
+        fields["path"] = path
+    draft = Draft("app.exception", dict(fields))
+    draft.host = host
+    yield draft
 
 
 EXTRACTORS: tuple[LineExtractor, ...] = (

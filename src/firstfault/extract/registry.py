@@ -11,6 +11,7 @@ from firstfault.extract.base import LineExtractor
 @lru_cache(maxsize=1)
 def line_extractors() -> tuple[LineExtractor, ...]:
     from firstfault.extract import (
+        batchd,
         cann,
         checkpoint,
         container,
@@ -39,7 +40,8 @@ def line_extractors() -> tuple[LineExtractor, ...]:
             *hang.EXTRACTORS, *exceptions.EXTRACTORS, *exceptions.JOURNAL_EXTRACTORS, *cann.EXTRACTORS,
             *numerics.EXTRACTORS, *torchrun.EXTRACTORS,
             *signals.EXTRACTORS,
-            *jobend.EXTRACTORS, *slurmerr.EXTRACTORS, *healthcheck.EXTRACTORS, *kmod.EXTRACTORS, *launcher.EXTRACTORS,
+            *jobend.EXTRACTORS, *slurmerr.EXTRACTORS, *batchd.EXTRACTORS, *healthcheck.EXTRACTORS, *kmod.EXTRACTORS,
+            *launcher.EXTRACTORS,
             *runend.EXTRACTORS, *checkpoint.EXTRACTORS,
             *span.EXTRACTORS, *services.EXTRACTORS, *fabricd.EXTRACTORS,
             ErrorWords())
