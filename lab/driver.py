@@ -321,6 +321,110 @@ def _host_bundle(fault: Fault, out: Path) -> tuple[str, Path, Path]:
     return host, bundle, work
 
 
+# ---------------------------------------------------------------- ninth round: storage and network under the job
+
+
+def under_job_unavailable(fault: Fault) -> str | None:
+    """Why the storage or network a fault makes under its job cannot be made on this host (None when it can, or when
+    the fault makes none): bindfs (FUSE), losetup and mkfs.ext4 (a loop device), iptables and ss (the firewall
+    rules), /dev/fuse, /dev/loop-control, root."""
+    fuse = fault.fuse_data or fault.loop_checkpoint == "fuse"
+    need = [*(["bindfs"] if fuse else []), *(["losetup", "mkfs.ext4"] if fault.loop_checkpoint else []),
+            *(["iptables", "ip6tables", "ss"] if fault.drop_rank_ports else [])]
+    if not need:
+        return None
+    missing = [t for t in need if shutil.which(t) is None]
+    if missing:
+        return f"{', '.join(missing)} not installed (scripts/ci/install-servers.sh: bindfs, iptables)"
+    if fuse and not Path("/dev/fuse").exists():
+        return "no /dev/fuse on this host"
+    if fault.loop_checkpoint and not Path("/dev/loop-control").exists():
+        return "no loop devices on this host (/dev/loop-control)"
+    if os.geteuid() != 0:
+        return "needs root (mount, losetup, iptables)"
+    return None
+
+
+def _sh(*argv: str) -> str:
+    return subprocess.run(argv, check=True, capture_output=True, text=True).stdout
+
+
+class UnderJob:
+    """What the driver makes under a job and takes down after it: FUSE daemons (bindfs) and their mounts, an ext4 on a
+    loop device for the checkpoints, firewall rules on a rank's ports."""
+
+    def __init__(self, work: Path) -> None:
+        self.work = work
+        self.fuse: list[tuple[subprocess.Popen[bytes], Path]] = []
+        self.loop = ""
+        self.tmpfs: Path | None = None
+        self.rules: list[tuple[str, ...]] = []
+
+    def fuse_mount(self, src: Path, dst: Path) -> None:
+        """`dst` serves `src` through a FUSE daemon of its own (bindfs in the foreground: its pid is the daemon)."""
+        dst.mkdir()
+        p = subprocess.Popen(["bindfs", "-f", str(src), str(dst)], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+        self.fuse.append((p, dst))
+        deadline = time.monotonic() + 10
+        while not os.path.ismount(dst):
+            if p.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"bindfs did not mount {dst} (exit {p.poll()})")
+            time.sleep(0.05)
+
+    def loop_checkpoint(self, kind: str) -> None:
+        """An ext4 on a loop device at work/ckpt-loop, its 64 MiB image served by a FUSE daemon ("fuse") or sparse on
+        a 4 MiB tmpfs ("thin": the file system shows room its backing store does not have)."""
+        blk = self.work / "blk"
+        blk.mkdir()
+        if kind == "thin":
+            _sh("mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(blk))
+            self.tmpfs = blk
+        image = blk / "disk.img"
+        with open(image, "wb") as f:
+            f.truncate(64 << 20)
+        _sh("mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", str(image))
+        if kind == "fuse":
+            self.fuse_mount(blk, self.work / "blk-fuse")
+            image = self.work / "blk-fuse" / "disk.img"
+        self.loop = _sh("losetup", "-f", "--show", str(image)).strip()
+        (self.work / "ckpt-loop").mkdir()
+        _sh("mount", self.loop, str(self.work / "ckpt-loop"))
+
+    def kill_fuse(self) -> list[int]:
+        pids = [p.pid for p, _ in self.fuse]
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        return pids
+
+    def drop_ports(self, pid: int) -> list[str]:
+        """Drops every TCP packet to and from the local ports of process `pid`'s connections (lo, both ways, IPv4 and
+        IPv6), as a firewall rule applied to a node mid-run does; returns the ports."""
+        ports = sorted({line.split()[3].rsplit(":", 1)[1] for line in _sh("ss", "-tnpH").splitlines()
+                        if f"pid={pid}," in line and len(line.split()) > 4}, key=int)
+        for port in ports:
+            for tool in ("iptables", "ip6tables"):
+                for side in ("--dport", "--sport"):
+                    rule = (tool, "INPUT", "-i", "lo", "-p", "tcp", side, port, "-j", "DROP")
+                    _sh(rule[0], "-I", *rule[1:])
+                    self.rules.append(rule)
+        return ports
+
+    def close(self) -> None:
+        for rule in self.rules:
+            subprocess.run([rule[0], "-D", *rule[1:]], check=False, capture_output=True)
+        _umount(self.work / "ckpt-loop")
+        if self.loop:
+            subprocess.run(["losetup", "-d", self.loop], check=False, capture_output=True)
+        for p, dst in self.fuse:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p.pid, signal.SIGKILL)
+            p.wait()
+            subprocess.run(["umount", "-l", str(dst)], check=False, capture_output=True)
+        if self.tmpfs is not None:
+            _umount(self.tmpfs)
+
+
 # ---------------------------------------------------------------- torchrun
 
 
@@ -339,6 +443,16 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
     env = _env(fault, work)
     if pids_cg is not None:
         env["LAB_PIDS_CGROUP"] = str(pids_cg)
+    under = UnderJob(work)
+    try:
+        if fault.fuse_data:  # the ranks read their shards through a FUSE mount of the data directory
+            under.fuse_mount(work / "data", work / "data-fuse")
+            env["LAB_DATA_DIR"] = str(work / "data-fuse")
+        if fault.loop_checkpoint:
+            under.loop_checkpoint(fault.loop_checkpoint)
+    except BaseException:
+        under.close()
+        raise
     t0 = time.time()
     detail = ""
     with open(bundle / "nodes" / host / "torchrun.log", "wb") as log:
@@ -358,6 +472,15 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
                 for pid in targets:
                     os.kill(pid, fault.outside_signal)
                 detail = f"kill -{fault.outside_signal} {' '.join(map(str, targets))}"
+            if fault.kill_fuse_at_marker or fault.drop_rank_ports:  # the fault ranks paused (train.py `pause`)
+                pids = _wait_marker(work, [int(r) for r in fault.ranks.split(",")], proc, fault.timeout)
+                if fault.kill_fuse_at_marker:
+                    detail = f"kill -9 FUSE daemon {' '.join(map(str, under.kill_fuse()))}; "
+                    time.sleep(0.5)
+                if fault.drop_rank_ports:
+                    ports = [p for pid in pids.values() for p in under.drop_ports(pid)]
+                    detail = f"iptables DROP lo tcp ports {' '.join(ports)}; "
+                (work / "go").write_text("")
             rc = proc.wait(fault.timeout)
         except BaseException:
             with contextlib.suppress(ProcessLookupError):
@@ -366,6 +489,7 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
             raise
         finally:
             _umount(work / "ckpt-small")
+            under.close()
             if holder is not None:
                 holder.close()
             if lock is not None:
@@ -376,10 +500,11 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
     sources: list[dict[str, Any]] = []
     if memcg is not None:
         detail = f"torchrun exit {rc} in memory cgroup {memcg.name}"
+        _remove_cgroup(memcg)
+    if memcg is not None or fault.kernel_log:
         kern = _kernel_log(t0, t1 + 1)
         (bundle / "nodes" / host / "kern.log").write_text(kern)
         sources.append({"kind": "kernel", "path": "nodes/{node}/kern.log"})
-        _remove_cgroup(memcg)
     runs = sorted(p for p in logdir.iterdir() if p.is_dir()) if logdir.is_dir() else []
     if runs:
         shutil.copytree(runs[-1], bundle / "torchrun-logs")
@@ -392,7 +517,8 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
     ])
     _write_yaml(bundle / "workload.yaml", workload)
     shutil.rmtree(work, ignore_errors=True)
-    return RunResult(fault.name, bundle, t1 - t0, detail or f"torchrun exit {rc}")
+    return RunResult(fault.name, bundle, t1 - t0, f"{detail}torchrun exit {rc}" if detail.endswith("; ")
+                     else detail or f"torchrun exit {rc}")
 
 
 # ---------------------------------------------------------------- mpirun, Lightning, JAX, Ray
