@@ -472,7 +472,8 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
                 for pid in targets:
                     os.kill(pid, fault.outside_signal)
                 detail = f"kill -{fault.outside_signal} {' '.join(map(str, targets))}"
-            if fault.kill_fuse_at_marker or fault.drop_rank_ports:  # the fault ranks paused (train.py `pause`)
+            if fault.kill_fuse_at_marker or fault.drop_rank_ports or fault.loop_checkpoint:
+                # the fault ranks paused (train.py `pause`): act under them, then let them go on
                 pids = _wait_marker(work, [int(r) for r in fault.ranks.split(",")], proc, fault.timeout)
                 if fault.kill_fuse_at_marker:
                     detail = f"kill -9 FUSE daemon {' '.join(map(str, under.kill_fuse()))}; "
@@ -794,6 +795,13 @@ def select(names: Iterable[str] | None = None, mode: str = "all") -> list[Fault]
     return [f for f in chosen if mode == "all" or f.mode == mode]
 
 
+def lane_of(f: Fault) -> str:
+    """The lane a fault runs in: its own, else "kernel-log" for the faults whose bundle keeps the node's kernel log
+    for the run's window (one run's kernel lines, a loop device's errors or an OOM kill, must not land in another's:
+    the first run of the ninth round's two loop-device faults, side by side, had both in each)."""
+    return f.lane or ("kernel-log" if f.kernel_log or f.memcg_limit else "")
+
+
 def run_many(faults: list[Fault], out: Path, workers: int = 2, clusters: dict[str, Any] | None = None,
              on_done: Any = None) -> list[RunResult]:
     """Run faults, `workers` at a time; the slow sleepers (time limit) start first.
@@ -843,9 +851,9 @@ def run_many(faults: list[Fault], out: Path, workers: int = 2, clusters: dict[st
     sleepers = [f for f in order if f.name == "slurm_time_limit"]
     lanes: dict[str, list[Fault]] = {}
     for f in order:
-        if f.lane:
-            lanes.setdefault(f.lane, []).append(f)
-    rest = [f for f in order if f not in sleepers and not f.lane]
+        if lane_of(f):
+            lanes.setdefault(lane_of(f), []).append(f)
+    rest = [f for f in order if f not in sleepers and not lane_of(f)]
 
     def lane(faults: list[Fault]) -> list[RunResult]:
         return [one(f) for f in faults]
