@@ -153,7 +153,13 @@ Ninth round (lab breadth, issue 25: storage, network, launchers, the scheduler; 
   component or locked memory the job's set-up gave it": `app.exception.setup` on the node whose mpirun reported it;
 - a Slurm job whose time limit an administrator shortens while it runs (`scontrol update jobid=N timelimit=1`):
   slurmctld ends it at the new limit (TIMEOUT); a time limit is the scheduler's end of the job whoever set it:
-  `scheduler.time_limit`, outcome timeout, no affected nodes.
+  `scheduler.time_limit`, outcome timeout, no affected nodes;
+- (added after the first six ran, before their own first run) an environment variable the job's launch passes its
+  ranks (`mpirun -x PYTHONHOME=...`, a login node's Python that the compute node does not have) that keeps every
+  rank's interpreter from starting: the job's own set-up and environment, as the third round's missing MASTER_ADDR:
+  `app.exception.setup` on the node;
+- a Slurm array job one of whose tasks fails (task 0 completes, task 1's rank 1 raises): the failed task's
+  exception, `app.exception` on the node; the array's other task completing changes nothing.
 """
 
 from __future__ import annotations
@@ -240,6 +246,8 @@ class Fault:
     drop_rank_ports: bool = False  # the driver drops the fault rank's TCP connections (iptables, lo, both ways) once
     #                                it paused, and removes the rules after the job
     kernel_log: bool = False  # the node's kernel log (dmesg -T) for the run's window goes into the bundle
+    array: str = ""  # slurm only: sbatch --array (e.g. "0-1%1"); the fault fires in the array task `array_task` only
+    array_task: int = 1
 
     @property
     def train_fault(self) -> str:
@@ -818,6 +826,17 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
         "site's build names one): Open MPI cannot open the component and no rank runs MPI. A transport component "
         "the job's set-up named and the host lacks: app.exception.setup on this node.", mode="mpirun",
         lab_fault="none", launcher_opts=("--mca", "btl", "foo")),
+    _sw("mpirun_x_pythonhome", "app.exception.setup",
+        "mpirun -x PYTHONHOME=/opt/conda/envs/train (the job script passes its login node's Python to the ranks; "
+        "this node has no such install): no rank's interpreter starts ('Fatal Python error: init_fs_encoding: "
+        "failed to get the Python codec of the filesystem encoding', 'No module named 'encodings''), mpirun reports "
+        "the non-zero exits. The job's own environment: app.exception.setup on this node.", mode="mpirun",
+        lab_fault="none", launcher_opts=("-x", "PYTHONHOME=/opt/conda/envs/train")),
+    _sw("slurm_array_task_failed", "app.exception",
+        "An array job (sbatch --array=0-1%1, one task at a time, srun --label in each): task 0 trains and "
+        "completes; in task 1 rank 1 raises ValueError at step 3 and srun reports the task's exit; sacct shows "
+        "N_0 COMPLETED, N_1 FAILED. The failed task's exception: app.exception on the node.", mode="slurm",
+        lab_fault="value_error", array="0-1%1", timeout=300.0),
     Fault("slurm_timelimit_shortened", "slurm",
           "Under sbatch + srun --label, once every rank sits in a long evaluation at step 3, the job's time limit "
           "is shortened to 1 minute (scontrol update jobid=N timelimit=1, as an administrator does before a "
