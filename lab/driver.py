@@ -647,11 +647,14 @@ def _sbatch_script(fault: Fault, work: Path, bundle: Path, port: int) -> str:
     exports = " ".join(f"{k}={env[k]}" for k in env if k.startswith("LAB_") or k in (
         "OMP_NUM_THREADS", "PYTHONUNBUFFERED", "TZ"))
     master = "" if fault.omit_master_env else f"export MASTER_ADDR=127.0.0.1 MASTER_PORT={port}\n"
+    # an array job: the fault fires in one of its tasks, the others run clean
+    array = (f"#SBATCH --array={fault.array}\n", f'[ "$SLURM_ARRAY_TASK_ID" = {fault.array_task} ] || '
+             "export LAB_FAULT=none\n") if fault.array else ("", "")
     return f"""#!/bin/bash
 #SBATCH --job-name=lab-{fault.name}
 #SBATCH --ntasks={NPROC}
-{master}export {exports}
-echo "lab: job $SLURM_JOB_ID on $SLURMD_NODENAME, {NPROC} tasks, fault {fault.name}"
+{array[0]}{master}export {exports}
+{array[1]}echo "lab: job $SLURM_JOB_ID on $SLURMD_NODENAME, {NPROC} tasks, fault {fault.name}"
 {' '.join(srun)} {fault.python or _python()} {TRAIN}
 """
 
@@ -669,7 +672,8 @@ def run_slurm(fault: Fault, out: Path, cluster: Any) -> RunResult:
     _write_yaml(bundle / "expected.yaml", fault.expected(node))
     _prepare_workdir(fault, work)
     script = _sbatch_script(fault, work, bundle, _free_port())
-    opts = [f"--output={bundle}/slurm-%j.out", *fault.sbatch_opts]
+    opts = [f"--output={bundle}/slurm-%A_%a.out" if fault.array else f"--output={bundle}/slurm-%j.out",
+            *fault.sbatch_opts]
     if fault.mem:
         opts.append(f"--mem={fault.mem}")
     t0 = time.time()
@@ -689,7 +693,9 @@ def run_slurm(fault: Fault, out: Path, cluster: Any) -> RunResult:
         if fault.admin_at_marker:
             time.sleep(1)  # slurmctld acts on the job (or leaves it be) before the ranks go on
             (work / "go").write_text("")
-        if fault.ends_held:
+        if fault.array:
+            state = _wait_array(cluster, jid, fault.timeout)
+        elif fault.ends_held:
             # a failed prolog requeues the batch job held: it would wait in the queue for ever; once held (its
             # records and the node's reason taken below), the driver cancels it, as its owner would
             state = _wait_held(cluster, jid, fault.timeout)
@@ -730,13 +736,18 @@ def run_slurm(fault: Fault, out: Path, cluster: Any) -> RunResult:
     if node_record:
         (bundle / "scheduler" / "scontrol-node.txt").write_text(
             cluster.run("scontrol", "show", "node", node, check=False).stdout)
-    job_line = next(ln for ln in sacct.splitlines() if ln.split("|")[0] == jid)
-    cols = dict(zip(SACCT_COLS.split(","), job_line.split("|"), strict=False))
-    start = cols["Start"] + "Z" if cols.get("Start", "Unknown") != "Unknown" else _utc(t0)
-    end = cols["End"] + "Z" if cols.get("End", "Unknown") != "Unknown" else _utc(time.time())
+    # the job's allocation rows: the job's own, or an array's tasks (N_0, N_1, ...)
+    job_lines = [ln.split("|") for ln in sacct.splitlines()
+                 if ln.split("|")[0] == jid or re.fullmatch(rf"{jid}_\d+", ln.split("|")[0])]
+    rows = [dict(zip(SACCT_COLS.split(","), line, strict=False)) for line in job_lines]
+    starts = sorted(r["Start"] for r in rows if r.get("Start", "Unknown") != "Unknown")
+    ends = sorted(r["End"] for r in rows if r.get("End", "Unknown") != "Unknown")
+    start = starts[0] + "Z" if starts else _utc(t0)
+    end = ends[-1] + "Z" if ends else _utc(time.time())
+    outputs = ([f"slurm-{r['JobID']}.out" for r in rows] if fault.array else [f"slurm-{jid}.out"])
     sources: list[dict[str, Any]] = [
-        {"kind": "application", "path": f"slurm-{jid}.out", "rank_prefix": "srun" if fault.slurm_output == "label"
-         else "none"},
+        {"kind": "application", "path": out_file, "rank_prefix": "srun" if fault.slurm_output == "label"
+         else "none"} for out_file in outputs
     ]
     if fault.slurm_output == "per-task":
         sources.append({"kind": "application", "path": "app/rank-{rank}.log"})
@@ -765,6 +776,20 @@ def run_slurm(fault: Fault, out: Path, cluster: Any) -> RunResult:
 
 # the lab's Slurm profiles whose site Prolog or Epilog fails on the node (lab/slurm.py)
 NODE_PROGRAM_PROFILES = ("epilog", "prolog")
+
+
+def _wait_array(cluster: Any, jid: str, timeout: float) -> str:
+    """Waits until every task of array job `jid` has ended (no task left pending: sacct shows them as `N_[1%1]` until
+    they start); returns each task's state."""
+    deadline = time.monotonic() + timeout
+    terminal = harness_terminal()
+    while time.monotonic() < deadline:
+        out = cluster.run("sacct", "-n", "-P", "-X", "-j", jid, "-o", "JobID,State", check=False).stdout
+        rows = [ln.split("|") for ln in out.splitlines() if ln.strip()]
+        if rows and all("[" not in r[0] and r[1].split()[0] in terminal for r in rows):
+            return ", ".join(f"{r[0]} {r[1]}" for r in rows)
+        time.sleep(0.5)
+    raise TimeoutError(f"array job {jid} did not end within {timeout:.0f}s")
 
 
 def _wait_held(cluster: Any, jid: str, timeout: float) -> str:
