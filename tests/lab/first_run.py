@@ -29,13 +29,8 @@ WRONG: dict[str, str] = {
         "or more daemons.` ([failed-daemon-launch], with its `This usually is caused by:` list) is all mpirun "
         "printed: the launch agent the job's configuration named (`--mca plm_rsh_agent false`) failed for host "
         "127.0.0.2 without a word; the line was not read"),
-    # ninth round (lab breadth, issue 25): 2 of 8 wrong on the first run, at e1c2a250; slurm_array_task_failed
-    # fixed since (lab/README.md), this one left
-    "mpirun_x_pythonhome": (
-        "software/app.exception, want app.exception.setup: every rank's interpreter failed to start (`Fatal Python "
-        "error: init_fs_encoding: failed to get the Python codec of the filesystem encoding`, `Python runtime state: "
-        "core initialized`, `ModuleNotFoundError: No module named 'encodings'`: the PYTHONHOME that `mpirun -x` "
-        "passed names no Python install), which was read as the workload's own missing module"),
+    # ninth round (lab breadth, issue 25): 2 of 8 wrong on the first run, at e1c2a250 (mpirun_x_pythonhome,
+    # slurm_array_task_failed); both fixed since (lab/README.md)
 }
 
 
