@@ -321,6 +321,110 @@ def _host_bundle(fault: Fault, out: Path) -> tuple[str, Path, Path]:
     return host, bundle, work
 
 
+# ---------------------------------------------------------------- ninth round: storage and network under the job
+
+
+def under_job_unavailable(fault: Fault) -> str | None:
+    """Why the storage or network a fault makes under its job cannot be made on this host (None when it can, or when
+    the fault makes none): bindfs (FUSE), losetup and mkfs.ext4 (a loop device), iptables and ss (the firewall
+    rules), /dev/fuse, /dev/loop-control, root."""
+    fuse = fault.fuse_data or fault.loop_checkpoint == "fuse"
+    need = [*(["bindfs"] if fuse else []), *(["losetup", "mkfs.ext4"] if fault.loop_checkpoint else []),
+            *(["iptables", "ip6tables", "ss"] if fault.drop_rank_ports else [])]
+    if not need:
+        return None
+    missing = [t for t in need if shutil.which(t) is None]
+    if missing:
+        return f"{', '.join(missing)} not installed (scripts/ci/install-servers.sh: bindfs, iptables)"
+    if fuse and not Path("/dev/fuse").exists():
+        return "no /dev/fuse on this host"
+    if fault.loop_checkpoint and not Path("/dev/loop-control").exists():
+        return "no loop devices on this host (/dev/loop-control)"
+    if os.geteuid() != 0:
+        return "needs root (mount, losetup, iptables)"
+    return None
+
+
+def _sh(*argv: str) -> str:
+    return subprocess.run(argv, check=True, capture_output=True, text=True).stdout
+
+
+class UnderJob:
+    """What the driver makes under a job and takes down after it: FUSE daemons (bindfs) and their mounts, an ext4 on a
+    loop device for the checkpoints, firewall rules on a rank's ports."""
+
+    def __init__(self, work: Path) -> None:
+        self.work = work
+        self.fuse: list[tuple[subprocess.Popen[bytes], Path]] = []
+        self.loop = ""
+        self.tmpfs: Path | None = None
+        self.rules: list[tuple[str, ...]] = []
+
+    def fuse_mount(self, src: Path, dst: Path) -> None:
+        """`dst` serves `src` through a FUSE daemon of its own (bindfs in the foreground: its pid is the daemon)."""
+        dst.mkdir()
+        p = subprocess.Popen(["bindfs", "-f", str(src), str(dst)], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+        self.fuse.append((p, dst))
+        deadline = time.monotonic() + 10
+        while not os.path.ismount(dst):
+            if p.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"bindfs did not mount {dst} (exit {p.poll()})")
+            time.sleep(0.05)
+
+    def loop_checkpoint(self, kind: str) -> None:
+        """An ext4 on a loop device at work/ckpt-loop, its 64 MiB image served by a FUSE daemon ("fuse") or sparse on
+        a 4 MiB tmpfs ("thin": the file system shows room its backing store does not have)."""
+        blk = self.work / "blk"
+        blk.mkdir()
+        if kind == "thin":
+            _sh("mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(blk))
+            self.tmpfs = blk
+        image = blk / "disk.img"
+        with open(image, "wb") as f:
+            f.truncate(64 << 20)
+        _sh("mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", str(image))
+        if kind == "fuse":
+            self.fuse_mount(blk, self.work / "blk-fuse")
+            image = self.work / "blk-fuse" / "disk.img"
+        self.loop = _sh("losetup", "-f", "--show", str(image)).strip()
+        (self.work / "ckpt-loop").mkdir()
+        _sh("mount", self.loop, str(self.work / "ckpt-loop"))
+
+    def kill_fuse(self) -> list[int]:
+        pids = [p.pid for p, _ in self.fuse]
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        return pids
+
+    def drop_ports(self, pid: int) -> list[str]:
+        """Drops every TCP packet to and from the local ports of process `pid`'s connections (lo, both ways, IPv4 and
+        IPv6), as a firewall rule applied to a node mid-run does; returns the ports."""
+        ports = sorted({line.split()[3].rsplit(":", 1)[1] for line in _sh("ss", "-tnpH").splitlines()
+                        if f"pid={pid}," in line and len(line.split()) > 4}, key=int)
+        for port in ports:
+            for tool in ("iptables", "ip6tables"):
+                for side in ("--dport", "--sport"):
+                    rule = (tool, "INPUT", "-i", "lo", "-p", "tcp", side, port, "-j", "DROP")
+                    _sh(rule[0], "-I", *rule[1:])
+                    self.rules.append(rule)
+        return ports
+
+    def close(self) -> None:
+        for rule in self.rules:
+            subprocess.run([rule[0], "-D", *rule[1:]], check=False, capture_output=True)
+        _umount(self.work / "ckpt-loop")
+        if self.loop:
+            subprocess.run(["losetup", "-d", self.loop], check=False, capture_output=True)
+        for p, dst in self.fuse:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p.pid, signal.SIGKILL)
+            p.wait()
+            subprocess.run(["umount", "-l", str(dst)], check=False, capture_output=True)
+        if self.tmpfs is not None:
+            _umount(self.tmpfs)
+
+
 # ---------------------------------------------------------------- torchrun
 
 
@@ -339,6 +443,16 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
     env = _env(fault, work)
     if pids_cg is not None:
         env["LAB_PIDS_CGROUP"] = str(pids_cg)
+    under = UnderJob(work)
+    try:
+        if fault.fuse_data:  # the ranks read their shards through a FUSE mount of the data directory
+            under.fuse_mount(work / "data", work / "data-fuse")
+            env["LAB_DATA_DIR"] = str(work / "data-fuse")
+        if fault.loop_checkpoint:
+            under.loop_checkpoint(fault.loop_checkpoint)
+    except BaseException:
+        under.close()
+        raise
     t0 = time.time()
     detail = ""
     with open(bundle / "nodes" / host / "torchrun.log", "wb") as log:
@@ -358,6 +472,16 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
                 for pid in targets:
                     os.kill(pid, fault.outside_signal)
                 detail = f"kill -{fault.outside_signal} {' '.join(map(str, targets))}"
+            if fault.kill_fuse_at_marker or fault.drop_rank_ports or fault.loop_checkpoint:
+                # the fault ranks paused (train.py `pause`): act under them, then let them go on
+                pids = _wait_marker(work, [int(r) for r in fault.ranks.split(",")], proc, fault.timeout)
+                if fault.kill_fuse_at_marker:
+                    detail = f"kill -9 FUSE daemon {' '.join(map(str, under.kill_fuse()))}; "
+                    time.sleep(0.5)
+                if fault.drop_rank_ports:
+                    ports = [p for pid in pids.values() for p in under.drop_ports(pid)]
+                    detail = f"iptables DROP lo tcp ports {' '.join(ports)}; "
+                (work / "go").write_text("")
             rc = proc.wait(fault.timeout)
         except BaseException:
             with contextlib.suppress(ProcessLookupError):
@@ -366,6 +490,7 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
             raise
         finally:
             _umount(work / "ckpt-small")
+            under.close()
             if holder is not None:
                 holder.close()
             if lock is not None:
@@ -376,10 +501,11 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
     sources: list[dict[str, Any]] = []
     if memcg is not None:
         detail = f"torchrun exit {rc} in memory cgroup {memcg.name}"
+        _remove_cgroup(memcg)
+    if memcg is not None or fault.kernel_log:
         kern = _kernel_log(t0, t1 + 1)
         (bundle / "nodes" / host / "kern.log").write_text(kern)
         sources.append({"kind": "kernel", "path": "nodes/{node}/kern.log"})
-        _remove_cgroup(memcg)
     runs = sorted(p for p in logdir.iterdir() if p.is_dir()) if logdir.is_dir() else []
     if runs:
         shutil.copytree(runs[-1], bundle / "torchrun-logs")
@@ -392,7 +518,8 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
     ])
     _write_yaml(bundle / "workload.yaml", workload)
     shutil.rmtree(work, ignore_errors=True)
-    return RunResult(fault.name, bundle, t1 - t0, detail or f"torchrun exit {rc}")
+    return RunResult(fault.name, bundle, t1 - t0, f"{detail}torchrun exit {rc}" if detail.endswith("; ")
+                     else detail or f"torchrun exit {rc}")
 
 
 # ---------------------------------------------------------------- mpirun, Lightning, JAX, Ray
@@ -520,11 +647,14 @@ def _sbatch_script(fault: Fault, work: Path, bundle: Path, port: int) -> str:
     exports = " ".join(f"{k}={env[k]}" for k in env if k.startswith("LAB_") or k in (
         "OMP_NUM_THREADS", "PYTHONUNBUFFERED", "TZ"))
     master = "" if fault.omit_master_env else f"export MASTER_ADDR=127.0.0.1 MASTER_PORT={port}\n"
+    # an array job: the fault fires in one of its tasks, the others run clean
+    array = (f"#SBATCH --array={fault.array}\n", f'[ "$SLURM_ARRAY_TASK_ID" = {fault.array_task} ] || '
+             "export LAB_FAULT=none\n") if fault.array else ("", "")
     return f"""#!/bin/bash
 #SBATCH --job-name=lab-{fault.name}
 #SBATCH --ntasks={NPROC}
-{master}export {exports}
-echo "lab: job $SLURM_JOB_ID on $SLURMD_NODENAME, {NPROC} tasks, fault {fault.name}"
+{array[0]}{master}export {exports}
+{array[1]}echo "lab: job $SLURM_JOB_ID on $SLURMD_NODENAME, {NPROC} tasks, fault {fault.name}"
 {' '.join(srun)} {fault.python or _python()} {TRAIN}
 """
 
@@ -542,7 +672,8 @@ def run_slurm(fault: Fault, out: Path, cluster: Any) -> RunResult:
     _write_yaml(bundle / "expected.yaml", fault.expected(node))
     _prepare_workdir(fault, work)
     script = _sbatch_script(fault, work, bundle, _free_port())
-    opts = [f"--output={bundle}/slurm-%j.out", *fault.sbatch_opts]
+    opts = [f"--output={bundle}/slurm-%A_%a.out" if fault.array else f"--output={bundle}/slurm-%j.out",
+            *fault.sbatch_opts]
     if fault.mem:
         opts.append(f"--mem={fault.mem}")
     t0 = time.time()
@@ -562,7 +693,9 @@ def run_slurm(fault: Fault, out: Path, cluster: Any) -> RunResult:
         if fault.admin_at_marker:
             time.sleep(1)  # slurmctld acts on the job (or leaves it be) before the ranks go on
             (work / "go").write_text("")
-        if fault.ends_held:
+        if fault.array:
+            state = _wait_array(cluster, jid, fault.timeout)
+        elif fault.ends_held:
             # a failed prolog requeues the batch job held: it would wait in the queue for ever; once held (its
             # records and the node's reason taken below), the driver cancels it, as its owner would
             state = _wait_held(cluster, jid, fault.timeout)
@@ -603,13 +736,18 @@ def run_slurm(fault: Fault, out: Path, cluster: Any) -> RunResult:
     if node_record:
         (bundle / "scheduler" / "scontrol-node.txt").write_text(
             cluster.run("scontrol", "show", "node", node, check=False).stdout)
-    job_line = next(ln for ln in sacct.splitlines() if ln.split("|")[0] == jid)
-    cols = dict(zip(SACCT_COLS.split(","), job_line.split("|"), strict=False))
-    start = cols["Start"] + "Z" if cols.get("Start", "Unknown") != "Unknown" else _utc(t0)
-    end = cols["End"] + "Z" if cols.get("End", "Unknown") != "Unknown" else _utc(time.time())
+    # the job's allocation rows: the job's own, or an array's tasks (N_0, N_1, ...)
+    job_lines = [ln.split("|") for ln in sacct.splitlines()
+                 if ln.split("|")[0] == jid or re.fullmatch(rf"{jid}_\d+", ln.split("|")[0])]
+    rows = [dict(zip(SACCT_COLS.split(","), line, strict=False)) for line in job_lines]
+    starts = sorted(r["Start"] for r in rows if r.get("Start", "Unknown") != "Unknown")
+    ends = sorted(r["End"] for r in rows if r.get("End", "Unknown") != "Unknown")
+    start = starts[0] + "Z" if starts else _utc(t0)
+    end = ends[-1] + "Z" if ends else _utc(time.time())
+    outputs = ([f"slurm-{r['JobID']}.out" for r in rows] if fault.array else [f"slurm-{jid}.out"])
     sources: list[dict[str, Any]] = [
-        {"kind": "application", "path": f"slurm-{jid}.out", "rank_prefix": "srun" if fault.slurm_output == "label"
-         else "none"},
+        {"kind": "application", "path": out_file, "rank_prefix": "srun" if fault.slurm_output == "label"
+         else "none"} for out_file in outputs
     ]
     if fault.slurm_output == "per-task":
         sources.append({"kind": "application", "path": "app/rank-{rank}.log"})
@@ -640,6 +778,20 @@ def run_slurm(fault: Fault, out: Path, cluster: Any) -> RunResult:
 NODE_PROGRAM_PROFILES = ("epilog", "prolog")
 
 
+def _wait_array(cluster: Any, jid: str, timeout: float) -> str:
+    """Waits until every task of array job `jid` has ended (no task left pending: sacct shows them as `N_[1%1]` until
+    they start); returns each task's state."""
+    deadline = time.monotonic() + timeout
+    terminal = harness_terminal()
+    while time.monotonic() < deadline:
+        out = cluster.run("sacct", "-n", "-P", "-X", "-j", jid, "-o", "JobID,State", check=False).stdout
+        rows = [ln.split("|") for ln in out.splitlines() if ln.strip()]
+        if rows and all("[" not in r[0] and r[1].split()[0] in terminal for r in rows):
+            return ", ".join(f"{r[0]} {r[1]}" for r in rows)
+        time.sleep(0.5)
+    raise TimeoutError(f"array job {jid} did not end within {timeout:.0f}s")
+
+
 def _wait_held(cluster: Any, jid: str, timeout: float) -> str:
     """Waits until slurmctld holds job `jid` in the queue (a failed launch or prolog requeues it held:
     `Reason=launch_failed_requeued_held`, priority 0); returns its state and reason as scontrol shows them."""
@@ -666,6 +818,13 @@ def harness_terminal() -> frozenset[str]:
 def select(names: Iterable[str] | None = None, mode: str = "all") -> list[Fault]:
     chosen = [FAULTS[n] for n in names] if names else list(FAULTS.values())
     return [f for f in chosen if mode == "all" or f.mode == mode]
+
+
+def lane_of(f: Fault) -> str:
+    """The lane a fault runs in: its own, else "kernel-log" for the faults whose bundle keeps the node's kernel log
+    for the run's window (one run's kernel lines, a loop device's errors or an OOM kill, must not land in another's:
+    the first run of the ninth round's two loop-device faults, side by side, had both in each)."""
+    return f.lane or ("kernel-log" if f.kernel_log or f.memcg_limit else "")
 
 
 def run_many(faults: list[Fault], out: Path, workers: int = 2, clusters: dict[str, Any] | None = None,
@@ -717,9 +876,9 @@ def run_many(faults: list[Fault], out: Path, workers: int = 2, clusters: dict[st
     sleepers = [f for f in order if f.name == "slurm_time_limit"]
     lanes: dict[str, list[Fault]] = {}
     for f in order:
-        if f.lane:
-            lanes.setdefault(f.lane, []).append(f)
-    rest = [f for f in order if f not in sleepers and not f.lane]
+        if lane_of(f):
+            lanes.setdefault(lane_of(f), []).append(f)
+    rest = [f for f in order if f not in sleepers and not lane_of(f)]
 
     def lane(faults: list[Fault]) -> list[RunResult]:
         return [one(f) for f in faults]

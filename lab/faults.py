@@ -131,6 +131,35 @@ Eighth round (lab breadth, issue 25; docs/verdict.md decides each):
 - the site's Slurm Prolog failing on the job's node (slurmctld drains the node and requeues the batch job held):
   verdict.md `node.scheduler`, "the job's prolog failing", infrastructure, on that node; the job never ran, so no
   outcome is asserted.
+
+Ninth round (lab breadth, issue 25: storage, network, launchers, the scheduler; docs/verdict.md decides each):
+- a FUSE mount the job reads its data through (as gcsfuse, s3fs or mount-s3 serve a bucket) whose daemon is gone
+  (killed): the ranks' reads fail with ENOTCONN (`Transport endpoint is not connected`); verdict.md's
+  `storage.filesystem` names "a FUSE mount whose daemon is gone (ENOTCONN)": storage, on the node; nothing records
+  why the daemon died, but the storage under the job is where its failure began;
+- a checkpoint written to a file system whose block device fails under it (ext4 on a loop device whose image file a
+  FUSE daemon serves, as a network block device's server does; the daemon dies): the save's fsync fails with EIO
+  and the kernel logs the block layer's `I/O error, dev loopN` and ext4's errors (captured with dmesg as the node's
+  kernel log): verdict.md's `storage.filesystem`, "the block layer's `I/O error, dev sdX`", "EIO ... on a
+  checkpoint": storage, on the node;
+- a checkpoint written to a thin-provisioned volume whose backing store is exhausted (ext4 on a loop device over a
+  sparse image on a small tmpfs: the file system shows room, its device cannot take the blocks): the save's fsync
+  fails with ENOSPC and the kernel logs `critical space allocation error, dev loopN` and `Buffer I/O error`: ENOSPC
+  on a checkpoint, `storage.filesystem`, on the node;
+- a rank whose TCP connections to its peers a firewall rule drops mid-run (iptables DROP on the rank's own ports,
+  both ways): the rank and its peers time out in the collective (gloo, 10 s); a timeout alone is a peer or the
+  network and establishes neither, and nothing in the job's evidence names the rule: `unknown`, no affected nodes;
+- mpirun asked for a BTL component that does not exist (`--mca btl foo`): "a transport finding no interface,
+  component or locked memory the job's set-up gave it": `app.exception.setup` on the node whose mpirun reported it;
+- a Slurm job whose time limit an administrator shortens while it runs (`scontrol update jobid=N timelimit=1`):
+  slurmctld ends it at the new limit (TIMEOUT); a time limit is the scheduler's end of the job whoever set it:
+  `scheduler.time_limit`, outcome timeout, no affected nodes;
+- (added after the first six ran, before their own first run) an environment variable the job's launch passes its
+  ranks (`mpirun -x PYTHONHOME=...`, a login node's Python that the compute node does not have) that keeps every
+  rank's interpreter from starting: the job's own set-up and environment, as the third round's missing MASTER_ADDR:
+  `app.exception.setup` on the node;
+- a Slurm array job one of whose tasks fails (task 0 completes, task 1's rank 1 raises): the failed task's
+  exception, `app.exception` on the node; the array's other task completing changes nothing.
 """
 
 from __future__ import annotations
@@ -207,6 +236,18 @@ class Fault:
     #                        (--task-prolog) before each task
     ends_held: bool = False  # slurm only: the job ends held in the queue (a failed prolog requeues it held): the
     #                          driver records it once held and then cancels it
+    # ninth round: storage under the job, its network, acted on by the driver once the fault ranks paused
+    #   (train.py `pause`: a marker, then the ranks wait for the driver's `go` file)
+    fuse_data: bool = False  # torchrun only: the ranks read their shards through a FUSE mount (bindfs) of the data
+    #                          directory, as a bucket's FUSE client serves it
+    loop_checkpoint: Literal["", "fuse", "thin"] = ""  # torchrun only: the checkpoint directory is an ext4 on a loop
+    #   device whose image a FUSE daemon serves ("fuse") or lies sparse on a 4 MiB tmpfs ("thin", thin provisioning)
+    kill_fuse_at_marker: bool = False  # the driver kill -9s the FUSE daemon once the fault ranks paused
+    drop_rank_ports: bool = False  # the driver drops the fault rank's TCP connections (iptables, lo, both ways) once
+    #                                it paused, and removes the rules after the job
+    kernel_log: bool = False  # the node's kernel log (dmesg -T) for the run's window goes into the bundle
+    array: str = ""  # slurm only: sbatch --array (e.g. "0-1%1"); the fault fires in the array task `array_task` only
+    array_task: int = 1
 
     @property
     def train_fault(self) -> str:
@@ -752,6 +793,57 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
           "held; the training never starts. The job's prolog failing: infrastructure / node.scheduler on the node.",
           domain="infrastructure", category="node.scheduler", outcome=None, lab_fault="none",
           slurm_profile="prolog", ends_held=True),
+    # ------------------------------------------------ ninth round: lab breadth (issue 25)
+    Fault("fuse_daemon_killed", "torchrun",
+          "Every rank reads its training shards through a FUSE mount of the data directory (bindfs, as gcsfuse or "
+          "s3fs serve a bucket); at step 3, once the ranks paused, the FUSE daemon is killed (kill -9): each rank's "
+          "next read fails with 'OSError: [Errno 107] Transport endpoint is not connected'. A FUSE mount whose "
+          "daemon is gone: storage / storage.filesystem on the node.", domain="storage",
+          category="storage.filesystem", lab_fault="fuse_read", ranks="0,1,2", fuse_data=True,
+          kill_fuse_at_marker=True),
+    Fault("ckpt_block_device_eio", "torchrun",
+          "Rank 0 saves a checkpoint at step 3 into an ext4 file system on a loop device whose image file a FUSE "
+          "daemon serves (as a network block device's server does); the daemon dies just before (kill -9), the "
+          "save's fsync fails with 'OSError: [Errno 5] Input/output error' and the kernel logs 'I/O error, dev "
+          "loopN' (the node's kernel log, dmesg). The block device under the checkpoint failed: storage / "
+          "storage.filesystem on the node.", domain="storage", category="storage.filesystem",
+          lab_fault="ckpt_fsync", ranks="0", loop_checkpoint="fuse", kill_fuse_at_marker=True, kernel_log=True),
+    Fault("ckpt_thin_backing_full", "torchrun",
+          "Rank 0 saves a 12 MiB checkpoint at step 3 into an ext4 file system (56 MiB, nearly empty) on a loop "
+          "device whose sparse image lies on a 4 MiB tmpfs (a thin-provisioned volume whose pool is exhausted): "
+          "the save's fsync fails with 'OSError: [Errno 28] No space left on device' and the kernel logs "
+          "'critical space allocation error, dev loopN' (dmesg). ENOSPC on a checkpoint: storage / "
+          "storage.filesystem on the node.", domain="storage", category="storage.filesystem",
+          lab_fault="ckpt_fsync", ranks="0", loop_checkpoint="thin", kernel_log=True),
+    _unknown("net_peer_dropped",
+             "At step 3 rank 1 pauses and a firewall rule drops every TCP packet to and from its ports (iptables "
+             "DROP on lo, both ways, as a node's firewall or a network policy applied mid-run does); it goes on, and "
+             "it and its peers time out in the DDP allreduce (gloo, 10 s). A timeout is a peer or the network and "
+             "establishes neither; nothing in the job's evidence names the rule: unknown.",
+             lab_fault="pause_rank", drop_rank_ports=True),
+    _sw("mpirun_btl_missing", "app.exception.setup",
+        "mpirun --mca btl foo (a BTL component this Open MPI does not have, as a job script written for another "
+        "site's build names one): Open MPI cannot open the component and no rank runs MPI. A transport component "
+        "the job's set-up named and the host lacks: app.exception.setup on this node.", mode="mpirun",
+        lab_fault="none", launcher_opts=("--mca", "btl", "foo")),
+    _sw("mpirun_x_pythonhome", "app.exception.setup",
+        "mpirun -x PYTHONHOME=/opt/conda/envs/train (the job script passes its login node's Python to the ranks; "
+        "this node has no such install): no rank's interpreter starts ('Fatal Python error: init_fs_encoding: "
+        "failed to get the Python codec of the filesystem encoding', 'No module named 'encodings''), mpirun reports "
+        "the non-zero exits. The job's own environment: app.exception.setup on this node.", mode="mpirun",
+        lab_fault="none", launcher_opts=("-x", "PYTHONHOME=/opt/conda/envs/train")),
+    _sw("slurm_array_task_failed", "app.exception",
+        "An array job (sbatch --array=0-1%1, one task at a time, srun --label in each): task 0 trains and "
+        "completes; in task 1 rank 1 raises ValueError at step 3 and srun reports the task's exit; sacct shows "
+        "N_0 COMPLETED, N_1 FAILED. The failed task's exception: app.exception on the node.", mode="slurm",
+        lab_fault="value_error", array="0-1%1", timeout=300.0),
+    Fault("slurm_timelimit_shortened", "slurm",
+          "Under sbatch + srun --label, once every rank sits in a long evaluation at step 3, the job's time limit "
+          "is shortened to 1 minute (scontrol update jobid=N timelimit=1, as an administrator does before a "
+          "maintenance window); slurmctld ends the job at the new limit (TIMEOUT). A time limit, whoever set it: "
+          "scheduler / scheduler.time_limit.", domain="scheduler", category="scheduler.time_limit",
+          outcome="timeout", affected_nodes=[], lab_fault="time_limit", lane="slurm-admin", slurm_profile="admin",
+          admin_at_marker=(("update", "jobid={jobid}", "timelimit=1"),), timeout=300.0),
     # ------------------------------------------------ third round: the scheduler acting on nodes and partitions
     _admin("slurm_node_down",
            "While every rank waits at step 3 the job's node is set DOWN (scontrol update state=down, as a health "

@@ -128,10 +128,12 @@ class WithAuxHead(torch.nn.Module):
 
 
 def load_shard(step: int) -> None:
-    """The training data is read shard by shard; one shard is missing for the file-not-found fault."""
-    shard = WORKDIR / "data" / f"shard-{RANK:02d}-{step:04d}.pt"
+    """The training data is read shard by shard (LAB_DATA_DIR: through a FUSE mount of it, fuse_read); one shard is
+    missing for the file-not-found fault."""
+    data = Path(os.environ.get("LAB_DATA_DIR") or WORKDIR / "data")
+    shard = data / f"shard-{RANK:02d}-{step:04d}.pt"
     if FAULT == "file_not_found" and fires(step):
-        shard = WORKDIR / "data" / f"shard-{RANK:02d}-missing.pt"
+        shard = data / f"shard-{RANK:02d}-missing.pt"
     with open(shard, "rb") as f:
         f.read(16)
 
@@ -139,12 +141,16 @@ def load_shard(step: int) -> None:
 def checkpoint(model: torch.nn.Module, step: int) -> None:
     enospc = FAULT.startswith("enospc_checkpoint") or FAULT == "fsize_limit"
     # ckpt_eacces: the driver made the job's checkpoint directory mode 0555 (another user's job made it)
-    target = WORKDIR / ("ckpt-small" if enospc else "ckpt-shared" if FAULT == "ckpt_eacces" else "ckpt")
+    # ckpt_fsync: the driver mounted an ext4 on a loop device there (its image served by a FUSE daemon, or thin)
+    target = WORKDIR / ("ckpt-small" if enospc else "ckpt-shared" if FAULT == "ckpt_eacces"
+                        else "ckpt-loop" if FAULT == "ckpt_fsync" else "ckpt")
     target.mkdir(parents=True, exist_ok=True)
     state = model.state_dict()
     if enospc:
         # the optimizer state and EMA weights make the real checkpoint large
         state = {**state, "ema": torch.zeros(1 << 19), "optim": torch.zeros(1 << 19)}
+    if FAULT == "ckpt_fsync":  # 12 MiB of optimizer state, more than the thin volume's backing store holds
+        state = {**state, "optim": torch.zeros(3 << 20)}
     path = target / f"step-{step:04d}-rank{RANK}.pt"
     if FAULT == "fsize_limit":
         # what `ulimit -f 256` gives the job: files may not grow past 256 KiB (Python ignores SIGXFSZ: EFBIG)
@@ -152,6 +158,11 @@ def checkpoint(model: torch.nn.Module, step: int) -> None:
     if FAULT in ("enospc_checkpoint_fileobj", "ckpt_eacces", "fsize_limit"):
         with open(path, "wb") as f:  # as checkpoint libraries do (fsspec, Lightning): a Python file object
             torch.save(state, f)
+    elif FAULT == "ckpt_fsync":
+        with open(path, "wb") as f:  # a careful writer: the bytes are on the device before it goes on
+            torch.save(state, f)
+            f.flush()
+            os.fsync(f.fileno())
     else:
         torch.save(state, path)
     log.info("saved checkpoint %s", path)
@@ -446,6 +457,15 @@ def main() -> None:
             print(f"step {step}: {len(x)} samples", flush=True)
         if FAULT == "pause" and step == FAULT_STEP:
             pause(step)
+        # ninth round: the fault ranks pause at the step while the driver acts under them (kills the FUSE daemon,
+        # drops the rank's ports), then go on: read the next shard through the FUSE mount, save a checkpoint. For
+        # the checkpoint every rank pauses, so that no peer waits in a collective (10 s) while the driver acts
+        if (FAULT in ("fuse_read", "pause_rank") and fires(step)) or (FAULT == "ckpt_fsync" and step == FAULT_STEP):
+            pause(step)
+        if FAULT == "fuse_read":
+            load_shard(step)
+        if FAULT == "ckpt_fsync" and fires(step):
+            checkpoint(model.module, step)
         if FAULT == "sigkill_external" and fires(step):
             (WORKDIR / f"marker-rank{RANK}").write_text(str(os.getpid()))
             log.info("step %d: waiting for the next batch", step)

@@ -8,7 +8,9 @@ pkgs=(prometheus prometheus-alertmanager
       chromium chromium-driver
       openmpi-bin libopenmpi-dev
       # the fabric: an InfiniBand simulator the diagnostics and the SM run against, and LLDP (tests/fabric)
-      ibsim-utils infiniband-diags opensm lldpd iproute2)
+      ibsim-utils infiniband-diags opensm lldpd iproute2
+      # the lab's ninth round: a FUSE daemon under the ranks (bindfs), firewall rules on a rank's ports (iptables)
+      bindfs iptables)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

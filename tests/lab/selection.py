@@ -30,10 +30,12 @@ def mode() -> str:
 
 def _needs_nothing_from_outside(f: Fault) -> bool:
     """The job ends by itself: no kill, signal, scancel or scontrol from the driver, no memory cgroup, tmpfs or
-    /dev/shm of its own, no occupied port, and the session's own Slurm (no extra Slurm cluster to start)."""
+    /dev/shm of its own, no FUSE daemon, loop device or firewall rule under it, no occupied port, and the session's own
+    Slurm (no extra Slurm cluster to start)."""
     return not (f.kill_from_outside or f.scancel_at_marker or f.admin_at_marker or f.admin_after
                 or f.term_after_marker is not None or f.memcg_limit or f.tmpfs_checkpoint or f.shm_size
-                or f.occupy_port or f.max_restarts) and f.slurm_profile == "harness"
+                or f.occupy_port or f.max_restarts or f.fuse_data or f.loop_checkpoint or f.kill_fuse_at_marker
+                or f.drop_rank_ports) and f.slurm_profile == "harness"
 
 
 def _cost(f: Fault) -> tuple[float, int]:

@@ -100,7 +100,8 @@ def lab_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
         memcg_skip = driver.memcg_unavailable()
         pids_skip = driver.pids_cgroup_unavailable()
         faults = [f for f in FAULTS.values()
-                  if (f.mode == "torchrun" and not (f.memcg_limit and memcg_skip) and not (f.pids_cgroup and pids_skip))
+                  if (f.mode == "torchrun" and not (f.memcg_limit and memcg_skip) and not (f.pids_cgroup and pids_skip)
+                      and not driver.under_job_unavailable(f))
                   or (f.mode == "slurm" and f.slurm_profile in clusters)
                   or (f.mode in LOCAL_MODES and not _launcher_missing(f.mode))]
         faults = [f for f in faults if selected(f.name)]
@@ -134,6 +135,8 @@ def _analyse(lab_runs: dict[str, Any], analyzer: Analyzer, name: str) -> None:
         pytest.skip(f"{name}: {lab_runs['memcg_skip']}")
     if fault.pids_cgroup and lab_runs["pids_skip"]:
         pytest.skip(f"{name}: {lab_runs['pids_skip']}")
+    if why := driver.under_job_unavailable(fault):  # a FUSE daemon, a loop device, firewall rules (ninth round)
+        pytest.skip(f"{name}: {why}")
     if name not in lab_runs["results"]:
         pytest.skip(f"{name}: not selected (tests/lab/selection.py)")
     r = lab_runs["results"][name]

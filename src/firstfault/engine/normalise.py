@@ -36,6 +36,7 @@ from firstfault.extract.reasons import state_of
 from firstfault.hostlist import NodeNames, machines
 from firstfault.model import Address, ErrorItem, Event, Evidence, iso
 from firstfault.pci import norm_pci
+from firstfault.spec import ended_in_failure
 from firstfault.timeparse import TIME_MAX, TIME_MIN, in_range
 
 # What normalisation adds to the extractors' kinds (extract/registry.event_kinds): the lost node
@@ -840,7 +841,7 @@ def terminal_state(events: list[Event], declared: str | None) -> tuple[str | Non
     """The scheduler's word on how the attempt ended (it wins over workload.yaml)."""
     jobs = [e for e in events if e.kind == "sched.job" and e.fields.get("scope") == "job"]
     if jobs:
-        best = jobs[-1]
+        best = _array_end(jobs) or jobs[-1]
         state = best.fields.get("state")
         return (str(state) if state else declared), best
     conds = [e for e in events if e.kind == "kueue.condition" and e.fields.get("status") == "True"]
@@ -856,6 +857,20 @@ def terminal_state(events: list[Event], declared: str | None) -> tuple[str | Non
             return "COMPLETED", pods[-1]
         return "FAILED", pods[-1]
     return declared, None
+
+
+def _array_end(jobs: list[Event]) -> Event | None:
+    """Where the job records are two or more tasks of one Slurm array (`array_task`: sacct's `4243_7` rows,
+    scontrol's ArrayJobId/ArrayTaskId), the array ended as its first failed task did: the tasks ran side by side or
+    one after another, so the last record is no end of the whole; Slurm itself counts the array failed when any task
+    failed (sbatch(1) `--wait`: "In the case of a job array, the exit code recorded will be the highest value for
+    any task in the job array."; `--dependency=afterok` on an array waits for every task to succeed). None where the
+    records are one task's, or no task failed: the last record stands, as for any job."""
+    if len({e.fields.get("array_task") for e in jobs} - {None}) < 2:
+        return None
+    failed = [e for e in jobs if e.fields.get("array_task") is not None
+              and ended_in_failure(str(e.fields.get("state") or ""))]
+    return min(failed, key=lambda e: (e.time is None, e.time)) if failed else None
 
 
 def banner_state(events: list[Event]) -> Event | None:

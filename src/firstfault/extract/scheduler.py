@@ -23,8 +23,8 @@ from firstfault.model import Event, Evidence, FieldValue
 
 # The event kinds this reader emits and their fields (docs/events.md; extract/registry.py).
 EMITS: Mapping[str, frozenset[str]] = {
-    "sched.job": frozenset({"batch_host", "by_uid", "exit_code", "job_id", "nodelist", "raw_state", "reason",
-                            "scope", "signal", "state", "step"}),
+    "sched.job": frozenset({"array_task", "batch_host", "by_uid", "exit_code", "job_id", "nodelist", "raw_state",
+                            "reason", "scope", "signal", "state", "step"}),
 }
 
 SCHEDULER_FORMATS: tuple[str, ...] = ("sacct", "scontrol", *BATCH_FORMATS, *K8S_FORMATS)
@@ -118,6 +118,10 @@ def read_scheduler(data: bytes, fmt: str, file: str, *, job_id: str | None, tz: 
 # --------------------------------------------------------------------------
 
 
+# One task of a Slurm array job, as sacct names it (`4243_7`) and scontrol's ArrayJobId / ArrayTaskId give it.
+_ARRAY_TASK = re.compile(r"\d+_\d+")
+
+
 def _job_matches(record_id: str, job_id: str | None) -> bool:
     if job_id is None:
         return True
@@ -193,6 +197,8 @@ def _slurm_event(
     if dot:
         fields["step"] = step
     fields["job_id"] = job_part
+    if _ARRAY_TASK.fullmatch(job_part):
+        fields["array_task"] = job_part  # one task of an array job (sacct's `4243_7`; not its pending `4243_[8-10]`)
 
     nodelist = values.get("NodeList", "").strip()
     if nodelist and nodelist.lower() not in _SLURM_NONE and nodelist.lower() != "none assigned":
@@ -385,6 +391,11 @@ def _read_scontrol(text: str, file: str, job_id: str | None, tz: tzinfo,
         # scontrol never describes a step; a JobId with a '.' would be a typo, not a step.
         event.fields["scope"] = "job"
         event.fields.pop("step", None)
+        # an array task's record has a JobId of its own and names its array and task (ArrayJobId=4243
+        # ArrayTaskId=7): the task sacct calls 4243_7 (the array's pending remainder, `ArrayTaskId=8-10`, is none)
+        array, task = rec.get("ArrayJobId", "").strip(), rec.get("ArrayTaskId", "").strip()
+        if _ARRAY_TASK.fullmatch(f"{array}_{task}"):
+            event.fields["array_task"] = f"{array}_{task}"
         batch_host = rec.get("BatchHost", "").strip()
         if batch_host and batch_host.lower() not in _SLURM_NONE:
             event.fields["batch_host"] = batch_host

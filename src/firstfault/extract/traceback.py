@@ -1151,7 +1151,13 @@ def standalone(body: str) -> Draft | None:
         return Draft("storage.error", _fields(fs="posix", errno=name, path=path_of(body), detail=clip(body)))
     m2 = _NO_MODULE.search(body)
     if m2:
-        return Draft("app.exception", {"exc_type": "ModuleNotFoundError", "message": clip(m2.group(0))})
+        # the exception table reads it as it reads the class's line in a traceback (a module of the interpreter's
+        # own start-up: the job's environment); its words without the `: ` before them
+        exc = Exc("ModuleNotFoundError", "ModuleNotFoundError", m2.group(0).lstrip(": \t").rstrip())
+        read = _by_class(exc, body)
+        if read is not None and read[0]:
+            return read[0][0]
+        return Draft("app.exception", {"exc_type": exc.cls, "message": clip(exc.msg)})
     kind = SYMPTOM_KINDS.get(logged_status(body) or "")
     if kind is not None and any(w in body for w in STORE_SPELLED_WORDS) and spelled_store_code(body) is not None:
         kind = None  # the status wraps an object store's own answer, which _logged reads
