@@ -617,11 +617,9 @@ FM_STARTUP = [
     # linux-rdma/rdma-core v64 libibumad/umad.c's IBWARN from get_abi_version (synthetic: NVLSM's unit in a journal)
     ("rdma-core v64 umad.c", "nvlsm[2211]: ibwarn: [2211] get_abi_version: can't read ABI version from "
      "/sys/class/infiniband_mad/abi_version (No such file or directory): is ib_umad module loaded?"),
-    # nv-fabricmanager's global manager (a public copy of FM's sources: FM_LOG_ERROR's words), in its log's layout
-    ("nv-fabricmanager GlobalFabricManager", "[Mar 05 2025 10:01:02] [ERROR] [tid 841] not all local fabric manager "
-     "instances finished their configuration"),
-    ("nv-fabricmanager GlobalFmErrorHndlr", "[Mar 05 2025 10:01:02] [ERROR] [tid 841] fabric manager error handler is "
-     "called for unhandled config error type 7"),
+    # pytorch/ci-infra#552: Fabric Manager's global instance giving up (the lines as the PR posts them)
+    ("pytorch/ci-infra#552", "[ERROR] not all local fabric manager instances finished their configuration"),
+    ("pytorch/ci-infra#552", "[ERROR] fabric manager error handler is called for unhandled config error type 8"),
     # a public runbook's quote from a p5 whose fabric stayed `In Progress`
     ("p5 runbook", "[Mar 05 2025 10:01:02] [ERROR] [tid 841] failed to configure all the available GPUs or "
      "NVSwitches"),
