@@ -599,6 +599,80 @@ def test_imex_startup_failure_then_systemd_is_one_event() -> None:
     assert [d.fields["fm_event"] for d in drafts] == ["imex_failed"]
 
 
+# Fabric Manager's start-up on NVL5+ systems and its global manager giving up on the fabric (catalog/platform.yaml
+# `fabric_manager_messages`, the rows after the version mismatch): (source of the line, line). Each is fm_failed.
+FM_STARTUP = [
+    # spectrocloud/CanvOS#700: nvidia-fabricmanager-start.sh on an HGX B200, journal with its host and tag redacted
+    ("spectrocloud/CanvOS#700", "Jul 20 16:15:36 edge-...:  Kernel module \"ib_umad\" has not been loaded, fabric "
+     "manager cannot be started"),
+    # the same refusal as other releases word it (public deployment notes of a B300 node)
+    ("B300 deployment notes", "Kernel module \"ib_umad\" has not been loaded, fabric manager cannot start"),
+    # the script without NVLSM's package (public deployment notes of a GB300 node), in the journal's form
+    ("GB300 deployment notes", "Nov 02 09:12:44 gb300-01 nvidia-fabricmanager-start.sh[2210]: "
+     "\"/opt/nvidia/nvlsm/sbin/nvlsm\" does not exist. Please install \"Nvidia NVLink Subnet Manager\" (nvlsm) "
+     "package"),
+    # siderolabs/docs#581: NVLSM under Talos' extension, behind talosctl's node address
+    ("siderolabs/docs#581", "10.0.0.101: nvlsm: ibwarn: [15] umad_init: can't read ABI version from "
+     "/sys/class/infiniband_mad/abi_version (No such file or directory): is ib_umad module loaded?"),
+    # linux-rdma/rdma-core v64 libibumad/umad.c's IBWARN from get_abi_version (synthetic: NVLSM's unit in a journal)
+    ("rdma-core v64 umad.c", "nvlsm[2211]: ibwarn: [2211] get_abi_version: can't read ABI version from "
+     "/sys/class/infiniband_mad/abi_version (No such file or directory): is ib_umad module loaded?"),
+    # pytorch/ci-infra#552: Fabric Manager's global instance giving up (the lines as the PR posts them)
+    ("pytorch/ci-infra#552", "[ERROR] not all local fabric manager instances finished their configuration"),
+    ("pytorch/ci-infra#552", "[ERROR] fabric manager error handler is called for unhandled config error type 8"),
+    # a public runbook's quote from a p5 whose fabric stayed `In Progress`
+    ("p5 runbook", "[Mar 05 2025 10:01:02] [ERROR] [tid 841] failed to configure all the available GPUs or "
+     "NVSwitches"),
+]
+
+
+@pytest.mark.parametrize(("origin", "line"), FM_STARTUP, ids=[o for o, _ in FM_STARTUP])
+def test_fabricmanager_startup_failures(origin: str, line: str) -> None:
+    d = one(FM, line, source="syslog")
+    assert d.kind == "gpu.fabricmanager"
+    assert d.fields["fm_event"] == "fm_failed"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # linux-rdma/rdma-core#393: ibacm's unit, the same libibumad warning: not Fabric Manager's stack
+        "ibacm[1796]: ibwarn: [1796] umad_init: can't read ABI version from /sys/class/infiniband_mad/abi_version "
+        "(No such file or directory): is ib_umad module loaded?",
+        # spectrocloud/CanvOS#700: the script's progress and its advice after the refusal
+        "Jul 20 16:15:36 edge-...:  Polling for at least one Infiniband device before starting Fabric Manager...",
+        "Jul 20 16:15:36 edge-...:  Using device mlx5_10, port 0x0820e703007b9d9a",
+        "Jul 20 16:15:36 edge-...:  Detected NVL5+ system",
+        "Jul 20 16:15:36 edge-...:  Please run \"modprobe ib_umad\" to load the module",
+        # the script's start of NVLSM, and Fabric Manager's success (the near twin of its failure summary)
+        "nvidia-fabricmanager-start.sh[2210]: Started \"Nvidia NVLink Subnet Manager\"",
+        "nv-fabricmanager[2214]: Successfully configured all the available GPUs and NVSwitches to route NVLink "
+        "traffic",
+        # another program's "failed! Exit code" (a CI script's words), not the start-up script's report of FM's exit
+        "Build & Test FAILED! Exit code: 1",
+        "\"/usr/local/bin/transcode -c job.cfg\" failed! Exit code: 2",
+    ],
+)
+def test_fabricmanager_startup_near_misses(line: str) -> None:
+    assert scan(FM, [line], source="syslog") == []
+    assert scan(FM, [line], source="application") == []
+
+
+def test_fabricmanager_startup_refusal_then_systemd_is_one_event() -> None:
+    # spectrocloud/CanvOS#700's journal (its progress, the refusal), then systemd's lines for the precheck (synthetic)
+    lines = [
+        "Jul 20 16:15:36 edge-...:  Polling for at least one Infiniband device before starting Fabric Manager...",
+        "Jul 20 16:15:36 edge-...:  Detected NVL5+ system",
+        "Jul 20 16:15:36 edge-...:  Kernel module \"ib_umad\" has not been loaded, fabric manager cannot be started",
+        "Jul 20 16:15:36 edge-b200 systemd[1]: nvidia-fabricmanager.service: Control process exited, code=exited, "
+        "status=1/FAILURE",
+        "Jul 20 16:15:36 edge-b200 systemd[1]: nvidia-fabricmanager.service: Failed with result 'exit-code'.",
+    ]
+    drafts = scan(FM, lines, source="syslog")
+    assert [d.fields["fm_event"] for d in drafts] == ["fm_failed"]
+    assert "ib_umad" in str(drafts[0].fields["detail"])
+
+
 # ------------------------------------------------------------ reset required
 
 def test_reset_required_assertion() -> None:

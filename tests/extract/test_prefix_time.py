@@ -260,8 +260,32 @@ def test_a_syslog_files_header_names_the_node_of_the_allocation(line: str, host:
         # an application's own stamp and level, then a logger's name: no host, no layer
         "2026-11-02T10:03:07Z INFO trainer: step 10",
         "2026-11-02T10:03:07.123+00:00 node-02",
+        # spectrocloud/CanvOS#700: a journal posted with its host and tag redacted to one word (`edge-...:`): no
+        # node named, no layer; the readers find their words anywhere in the line (catalog/platform.yaml
+        # `fabric_manager_messages`)
+        "Jul 20 16:15:36 edge-...:  Kernel module \"ib_umad\" has not been loaded, fabric manager cannot be started",
     ],
 )
 def test_a_syslog_header_of_another_host_or_none_is_no_layer(line: str) -> None:
     assert PrefixLayer(["node-01", "node-02"]).split(line).host is None
     assert PrefixLayer().split(line).host is None
+
+
+# `talosctl logs <service>` puts the node's address before each line of the service (siderolabs/docs#581:
+# `10.0.0.101: nvlsm: ibwarn: ...`, Talos' fabric manager extension): the address is a host's tag and peels; the
+# program's own name after it (`nvlsm: `, like err(3)'s progname) stays on the line, and without an address before it
+# names no host.
+@pytest.mark.parametrize(
+    ("line", "host", "body_starts"),
+    [
+        ("10.0.0.101: nvlsm: ibwarn: [15] umad_init: can't read ABI version from /sys/class/infiniband_mad/"
+         "abi_version (No such file or directory): is ib_umad module loaded?", "10.0.0.101", "nvlsm: ibwarn: [15]"),
+        ("nvlsm: ibwarn: [15] umad_init: can't read ABI version from /sys/class/infiniband_mad/abi_version (No such "
+         "file or directory): is ib_umad module loaded?", None, "nvlsm: ibwarn: [15]"),
+    ],
+)
+def test_talosctl_logs_address_is_a_host_and_the_service_name_stays(line: str, host: str | None,
+                                                                    body_starts: str) -> None:
+    p = split_prefixes(line)
+    assert p.host == host
+    assert p.body.startswith(body_starts)
