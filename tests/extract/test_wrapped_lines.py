@@ -285,8 +285,8 @@ OLDER_WRAPS = [
      "TP * PP  |\n"
      "|                   |         | 2. Number of visible GPUs must be <= instance count * TP * PP                 "
      "          |\n",
-     "\x1e| fastertransformer | 1 | UNAVAILABLE: Unsupported: 1. Number of visible GPUs must be evenly divisble by TP * "
-     "PP 2. Number of visible GPUs must be <= instance count * TP * PP |"),
+     "\x1e| fastertransformer | 1 | UNAVAILABLE: Unsupported: 1. Number of visible GPUs must be evenly divisble by "
+     "TP * PP 2. Number of visible GPUs must be <= instance count * TP * PP |"),
     ("The Job is invalid: spec.template.spec.restartPolicy:\n"
      "Invalid value: \"OnFailure\": only \"Never\" is supported when podFailurePolicy is specified\n",
      "Invalid value: \"OnFailure\": only \"Never\" is supported when podFailurePolicy is specified"),
