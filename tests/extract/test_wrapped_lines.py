@@ -391,3 +391,21 @@ def test_near_miss_an_indented_continuation_that_adds_nothing_leaves_the_line_as
     v = _verdict(make_bundle, text)
     assert v.root_cause is None
     assert [u.first.text for u in v.unrecognized] == [text.partition("\n")[0]]
+
+
+# pytorch/ci-infra#1057's kubelet message as its author wrapped it (tests/wild hw-pytorch-ci-infra-device-plugin-...
+# -1057, kubectl/kubelet-message.txt, verbatim): an error chain, a cause a line, each line ending in `:`. The fourth
+# line holds NVML's `GPU is lost` whole: read alone it gives gpu.nvml_error, so the third line joined to it gives
+# nothing that spans the join, and the event is the fourth line's (not the third's, with the repeat memory of
+# gpu.py's _recent then hiding the fourth line's own reading).
+CI_INFRA_1057 = ("Allocate failed due to device plugin GetPreferredAllocation rpc failed with err:\n"
+                 "rpc error: code = Unknown desc = error getting list of preferred allocation devices:\n"
+                 "unable to get device link information: error getting NVLink for devices (0, 1):\n"
+                 "failed to get nvlink remote pci info: failed to get nvlink state: GPU is lost,\n"
+                 "which is unexpected\n")
+
+
+def test_near_miss_a_colons_next_line_that_is_a_message_of_its_own_keeps_its_event(make_bundle: BundleMaker) -> None:
+    v = _verdict(make_bundle, CI_INFRA_1057)
+    assert v.root_cause is not None and v.root_cause.category == "gpu.fallen_off_bus"
+    assert [e.line for e in v.evidence if e.role == "cause"] == [4]

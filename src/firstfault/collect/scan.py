@@ -863,6 +863,17 @@ class Extraction:
             for args in held:
                 self.unrecognized.offer(*args)
             return out, ctx
+        alone = self._isolated(c, c.cont)
+        if alone is not None:
+            # the next line reads alone (an event, or understood): a message of its own, which the scanner reads in
+            # its turn, unless the joined line gives a kind it does not, whose words then span the join (NCCL's NVLS
+            # bind failure over CUDA's error 401). Decided on streams of their own, so that a join refused leaves
+            # the stream's state as it was for the next line's own reading (a repeat's memory: gpu.py `_recent`)
+            both = self._isolated(c, joined_text(c.text, c.cont))
+            if both is None or both <= alone:
+                for args in held:
+                    self.unrecognized.offer(*args)
+                return out, ctx
         offered, self._offered = self._offered, None  # a line read joined is offered as no unrecognized line
         joined = Candidate(c.source, c.file, c.line, c.node, c.rank, c.time, joined_text(c.text, c.cont))
         self._held = []  # the joined text's own offers are dropped: the line is listed as it stands
@@ -870,10 +881,9 @@ class Extraction:
             out2, ctx2 = self._drafts(joined)
         finally:
             self._held = None
-        if out2 and (not generic or not all(says_little(d.kind, d.fields) for d in out2)) \
-                and not self._said_alone(c, c.cont, out2):
+        if out2 and (not generic or not all(says_little(d.kind, d.fields) for d in out2)):
             return out2, ctx2
-        if not out2 and not out and ctx2 is not None and ctx2.claimed and not self._said_alone(c, c.cont, out2):
+        if not out2 and not out and ctx2 is not None and ctx2.claimed:
             # joined, an extractor understood the line as no cause (slurm.yaml's `none` rows: `Job/step already
             # completing or completed`): no unrecognized line, as the whole line would be none
             return out2, ctx2
@@ -887,27 +897,24 @@ class Extraction:
             self.unrecognized.offer(*args)
         return out, ctx
 
-    def _said_alone(self, c: Candidate, cont: str, joined: list[Draft]) -> bool:
-        """Does the continuation `cont` of the line `c`, read alone, give every kind the joined reading `joined`
-        gave (where that gave none but was understood, is `cont` alone understood)? Then the joined reading's words
-        lie on the next line, which the scanner reads as a line of its own:
-        the join reads nothing that spans it (a wrapped line's next line that is itself a whole message). Read on
-        streams of its own (no state of the file's is touched, nothing is offered); only where a join said more."""
+    def _isolated(self, c: Candidate, text: str) -> set[str] | None:
+        """The kinds `text` read at the line `c`'s place gives, on streams of its own (no state of the file's is
+        touched, nothing is offered): a set, empty where an extractor understood it as no event (claimed); None where
+        it reads to nothing. A text of no literal the extractors look for is answered by the matcher alone."""
         states, streams, held, offered, raised = (self._states, self._file_streams, self._held, self._offered,
                                                   self._raised)
         ray_job = c.file in self._ray_job_files
         self._states, self._file_streams, self._held = {}, {}, []
         try:
-            alone, actx = self._drafts(Candidate(c.source, c.file, c.line, c.node, c.rank, c.time, cont))
+            out, ctx = self._drafts(Candidate(c.source, c.file, c.line, c.node, c.rank, c.time, text))
         finally:
             self._states, self._file_streams, self._held, self._offered, self._raised = (states, streams, held,
                                                                                           offered, raised)
             if not ray_job:
                 self._ray_job_files.discard(c.file)
-        if not joined:  # (the joined line understood as no cause: so is the next line alone)
-            return not alone and actx is not None and actx.claimed
-        kinds = {d.kind for d in alone}
-        return bool(kinds) and all(d.kind in kinds for d in joined)
+        if not out and not (ctx is not None and ctx.claimed):
+            return None
+        return {d.kind for d in out}
 
     def _bare_ray_tag(self, file: str, body: str) -> str | None:
         """The printer a bare Ray tag (`(pid=N)`) names in `file`. Ray before 1.7 tagged every task's and actor's
