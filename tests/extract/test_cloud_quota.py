@@ -203,6 +203,44 @@ def test_words_near_the_api_servers_refusals_are_none(line: str) -> None:
     assert setup_events([line]) == []
 
 
+# The API server's refusal of an invalid object, one line per field error type the job's own input can draw
+# (catalog/scheduler.yaml `is invalid: {word}: <type>` rows: kubernetes/kubernetes staging/src/k8s.io/apimachinery/
+# pkg/api/errors/errors.go NewInvalid, pkg/util/validation/field/errors.go ErrorType.String). The first is
+# GoogleCloudPlatform/ml-auto-solutions#1369's line (tests/wild sw-jobset-pathways-...-1369, its two lines joined);
+# the others ours, each type's body as field.Error prints it.
+_INVALID = [
+    'The Job is invalid: spec.template.spec.restartPolicy: Invalid value: "OnFailure": only "Never" is supported when '
+    "podFailurePolicy is specified",
+    'The Job "train" is invalid: spec.template.spec.restartPolicy: Unsupported value: "Always": supported values: '
+    '"OnFailure", "Never"',
+    'The Pod "w-0" is invalid: spec.containers[0].image: Required value',
+    'The JobSet "js" is invalid: spec.replicatedJobs[1].name: Duplicate value: "worker"',
+    'The Pod "w-0" is invalid: spec.volumes[0].persistentVolumeClaim.claimName: Not found: "ckpt"',
+    'The Job "train" is invalid: spec.template.spec.containers[0].securityContext.privileged: Forbidden: disallowed by '
+    "cluster policy",
+    'The Job "train" is invalid: metadata.labels: Too long: may not be more than 63 bytes',
+    'The Pod "w-0" is invalid: spec.containers: Too many: 300: must have at most 256 items',
+]
+
+
+@pytest.mark.parametrize("line", _INVALID)
+def test_the_api_servers_field_errors_of_an_invalid_object_are_its_set_up(line: str) -> None:
+    assert len(setup_events([line])) == 1
+
+
+@pytest.mark.parametrize("line", [
+    # the server's own failure, not the job's input (field.InternalError: "not related to user input")
+    'The Job "train" is invalid: spec.template: Internal error: failed to convert the object',
+    # the type's words without the API server's `is invalid: <path>: ` before them (a CLI's own, clap's form; prose)
+    "error: Invalid value: 'cuda' for '--device'",
+    "The config is invalid: please see the docs. Invalid value: 3",
+    # the first line of ml-auto-solutions#1369 alone, before its wrap is joined: no type yet
+    "The Job is invalid: spec.template.spec.restartPolicy:",
+])
+def test_near_miss_words_like_a_field_error_are_no_set_up(line: str) -> None:
+    assert setup_events([line]) == []
+
+
 # A cloud's client that raised the refusal as its exception (botocore's ClientError, its format; the request is this
 # test's): one line, one event, the quota's, whether the line stands alone or ends a traceback.
 _RAISED = ("botocore.exceptions.ClientError: An error occurred (ResourceLimitExceeded) when calling the "

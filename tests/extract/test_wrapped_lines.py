@@ -13,10 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from firstfault.analysis.analyze import Analyzer
-from firstfault.collect.scan import continuation
+from firstfault.catalog.tables import SlurmError, slurm_tables
+from firstfault.collect.scan import Extraction, all_line_extractors, continuation, may_wrap
+from firstfault.extract.base import Candidate
 from firstfault.model import Verdict
 from tests import tier
 from tests.conftest import WORKLOAD, BundleMaker
+from tests.extract.helpers import events
 
 # jax-ml/jax#788 (jaxlib 0.1.20 on a GPU), verbatim: the record as the reporter pasted it, wrapped after `Out `
 JAX_788 = ("[1] 2019-06-13 01:17:08.886805: E external/org_tensorflow/tensorflow/compiler/xla/python/local_client.cc:"
@@ -236,3 +239,173 @@ def test_near_miss_the_words_with_a_call_but_no_checks_place_stay_unread() -> No
     from firstfault.extract.codes import cuda_error_of
     assert cuda_error_of("Runtime error: an illegal memory access was encountered cudaStreamSynchronize(s)") is None
     assert cuda_error_of(HUGECTR_417.replace("\n        ", " ").strip()) is not None
+
+
+# --- A message wrapped onto an indented line (scan.py _CONT_INDENT, _message_col): the page's column or the terminal
+# hung the rest of the message under it, deeper than the column where the message starts.
+# The line as census97 (tests/wild/_batches/misses-b144-b149.md, family F6) quotes it from LUMI's user guide: srun's
+# `Unable to create step for job %u: %m` (SchedMD/slurm src/srun/srun_job.c, create_job_step's caller) with %m
+# slurm_strerror's ESLURM_INVALID_GRES (src/common/slurm_errno.c: `Invalid generic resource (gres) specification`),
+# the page's column breaking it after `generic` and indenting the rest 18 columns.
+LUMI_GRES = ("srun: error: Unable to create step for job 4203072: Invalid generic\n"
+             "                  resource (gres) specification\n")
+
+
+def test_an_indented_wrap_under_the_message_reads_joined(make_bundle: BundleMaker) -> None:
+    first = LUMI_GRES.partition("\n")[0]
+    assert continuation(LUMI_GRES.encode(), len(first), first) == "resource (gres) specification"
+    v = _verdict(make_bundle, LUMI_GRES)
+    assert v.root_cause is not None and v.root_cause.category == "app.exception.setup"
+    assert [e.line for e in v.evidence if e.role == "cause"] == [1]  # the evidence points at the first line
+    assert not v.unrecognized
+
+
+def test_an_indented_wrap_over_two_lines_at_one_indentation() -> None:
+    # the same line wrapped twice at a narrower column (ours): the continuation lines share their indentation
+    text = ("srun: error: Unable to create step for job 4203072: Invalid\n"
+            "                  generic resource\n"
+            "                  (gres) specification\n")
+    first = text.partition("\n")[0]
+    # (the second line starts with `(`, no word: the join stops at the first, bounded to _CONT_LINES in any case)
+    assert continuation(text.encode(), len(first), first) == "generic resource"
+    text = ("srun: error: Unable to create step for job 4203072: Invalid\n"
+            "                  generic resource\n"
+            "                  specification, gres\n")
+    assert continuation(text.encode(), len(first), first) == "generic resource specification, gres"
+
+
+# The older wild bundles whose lines a wrap split, each read joined (verbatim from their files): jax-ml/jax#788
+# (tests/wild sw-jaxlib-0120-...-788, app/train.log: a lower-case continuation, no indentation), NVIDIA/
+# FasterTransformer#506 (sw-triton-fastertransformer-...-506, app/tritonserver.log: a table's cell over rows),
+# GoogleCloudPlatform/ml-auto-solutions#1369 (sw-jobset-pathways-...-1369, controller/child-job-create-error.txt: a
+# colon's value on the next line). One joining step (scan.py continuation) gives each its whole message.
+OLDER_WRAPS = [
+    (JAX_788, "of memory while trying to allocate 5520758552 bytes."),
+    ("| fastertransformer | 1       | UNAVAILABLE: Unsupported: 1. Number of visible GPUs must be evenly divisble by "
+     "TP * PP  |\n"
+     "|                   |         | 2. Number of visible GPUs must be <= instance count * TP * PP                 "
+     "          |\n",
+     "\x1e| fastertransformer | 1 | UNAVAILABLE: Unsupported: 1. Number of visible GPUs must be evenly divisble by "
+     "TP * PP 2. Number of visible GPUs must be <= instance count * TP * PP |"),
+    ("The Job is invalid: spec.template.spec.restartPolicy:\n"
+     "Invalid value: \"OnFailure\": only \"Never\" is supported when podFailurePolicy is specified\n",
+     "Invalid value: \"OnFailure\": only \"Never\" is supported when podFailurePolicy is specified"),
+    (LUMI_GRES, "resource (gres) specification"),
+]
+
+
+@pytest.mark.parametrize(("text", "cont"), OLDER_WRAPS)
+def test_the_wild_bundles_wrapped_lines_are_joined(text: str, cont: str) -> None:
+    first = text.partition("\n")[0]
+    buf = text.encode()
+    assert may_wrap(buf, len(first.encode()))
+    assert continuation(buf, len(first.encode()), first) == cont
+
+
+def _srun_rows() -> list[SlurmError]:
+    return list(slurm_tables().errors)
+
+
+def _wrap_at(text: str) -> int | None:
+    """The last word gap of `text` whose next word a wrap may continue with (_CONT_START's lower-case word)."""
+    from firstfault.collect.scan import _CONT_START
+    gaps = [i for i, ch in enumerate(text)
+            if ch == " " and text[i - 1].isalnum() and _CONT_START.match(text[i + 1:].encode())]
+    return gaps[-1] if gaps else None
+
+
+@pytest.mark.parametrize("row", _srun_rows(), ids=lambda r: r.name)
+def test_every_slurm_error_wrapped_under_srun_s_message_reads_as_it_does_whole(row: SlurmError) -> None:
+    """Slurm's error table (catalog/slurm.yaml `errors`: src/common/slurm_errno.c's texts as `%m` prints them) after
+    srun's `Unable to create step for job %u: ` (src/srun/srun_job.c), the text wrapped at its last gap before a
+    lower-case word (after a letter or digit: a line that ends in `)` or `,` ended its message) and the rest indented
+    18 columns under it, as LUMI's page shows ESLURM_INVALID_GRES: read joined, it gives the events the whole line
+    gives, and where the row is understood as no cause (side none), no unrecognized line either. A text with no such
+    gap cannot be wrapped so; skipped by name."""
+    at = _wrap_at(row.text)
+    if at is None:
+        pytest.skip(f"{row.name}: no gap before a lower-case word")
+    head = "srun: error: Unable to create step for job 4203072: "
+    whole = head + row.text
+    wrapped = head + row.text[:at] + "\n" + " " * 18 + row.text[at + 1:] + "\n"
+    first = wrapped.partition("\n")[0]
+    buf = wrapped.encode()
+    assert may_wrap(buf, len(first))
+    cont = continuation(buf, len(first), first)
+    assert cont == row.text[at + 1:]
+    ex = Extraction(all_line_extractors())
+    got = ex.events(Candidate("application", "slurm-1.out", 1, None, None, None, first, cont=cont))
+    alone = Extraction(all_line_extractors())
+    want = events([whole], file="slurm-1.out", extraction=alone)
+    assert [(e.kind, e.fields) for e in got] == [(e.kind, e.fields) for e in want]
+    # (a `none` row gives no event: understood, it is no unrecognized line, whole or wrapped)
+    assert not ex.unrecognized._groups and not alone.unrecognized._groups
+
+
+@pytest.mark.parametrize("text", [
+    # a traceback's frame and its source line, indented under it (CPython's traceback format; ours)
+    "  File \"/opt/train/train.py\", line 212, in forward_and_backward_step\n    loss = model(batch)\n",
+    # a Java exception and its next frame (`\tat ...`, Throwable.printStackTrace; ours)
+    "java.lang.IllegalStateException: Unable to create step for job\n\tat org.example.Launcher.run(Launcher.java:42)\n",
+    "java.lang.IllegalStateException: Unable to create step for job\n        at org.example.Launcher.run(L.java:42)\n",
+    # a new log record, indented: its own stamp, its own tag, a `key: value`
+    "srun: error: Unable to create step for job 4203072: Invalid generic\n"
+    "                  2026-11-02 10:05:00 error: resource exhausted\n",
+    "srun: error: Unable to create step for job 4203072: Invalid generic\n                  kernel: NVRM: Xid 79\n",
+    "srun: error: Unable to create step for job 4203072: Invalid generic\n                  reason: Error\n",
+    # an indentation no deeper than where the line's message starts (a glog record's message at column 33; a list
+    # pasted as a code block, every line at the same indentation)
+    "E0101 00:00:00.000000 1 worker.cc:10] Error reading the parameter server's answer\n    retrying in 5 seconds\n",
+    "    srun: error: Unable to create step for job 4203072: Invalid generic\n    resource (gres) specification\n",
+    # a table's next row, a capital or a digit in its first cell (sacct's padded columns; ours)
+    "4203072.0        python     FAILED      1:0  node-01 invalid generic\n"
+    "                 4203072.1  extern      COMPLETED\n",
+    "4203072.0        python     FAILED      1:0  node-01 invalid generic\n"
+    "                 Batch      FAILED      1:0\n",
+])
+def test_near_miss_an_indented_next_line_that_is_no_continuation_is_not_joined(text: str) -> None:
+    first = text.partition("\n")[0]
+    assert continuation(text.encode(), len(first.encode()), first) is None
+
+
+def test_near_miss_a_continuation_that_is_a_whole_message_of_its_own_is_read_on_its_own_line(
+        make_bundle: BundleMaker) -> None:
+    # (ours) an error record that alone reads nothing, then an indented line under it that is a whole message read
+    # alone (PyTorch's CUDA OOM, c10/cuda/CUDACachingAllocator.cpp): joined, the OOM's words would all be the next
+    # line's, so the join reads nothing that spans it, and the OOM stays the next line's
+    text = ("2026-11-02 10:05:00 ERROR worker 3 stopped after the loader failed on rank\n"
+            "                                torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    first = text.partition("\n")[0]
+    assert continuation(text.encode(), len(first), first) is not None  # (a join is tried: the reading refuses it)
+    v = _verdict(make_bundle, text)
+    assert v.root_cause is not None and v.root_cause.category == "app.cuda_oom"
+    assert [e.line for e in v.evidence if e.role == "cause"] == [2]
+
+
+def test_near_miss_an_indented_continuation_that_adds_nothing_leaves_the_line_as_it_was(
+        make_bundle: BundleMaker) -> None:
+    # (ours) srun's step error with a text no table holds, its rest indented under it: the joined line reads nothing
+    # either, so the first line is listed unrecognized as it stands
+    text = ("srun: error: Unable to create step for job 4203072: Something the table does not\n"
+            "                  know about at all\n")
+    v = _verdict(make_bundle, text)
+    assert v.root_cause is None
+    assert [u.first.text for u in v.unrecognized] == [text.partition("\n")[0]]
+
+
+# pytorch/ci-infra#1057's kubelet message as its author wrapped it (tests/wild hw-pytorch-ci-infra-device-plugin-...
+# -1057, kubectl/kubelet-message.txt, verbatim): an error chain, a cause a line, each line ending in `:`. The fourth
+# line holds NVML's `GPU is lost` whole: read alone it gives gpu.nvml_error, so the third line joined to it gives
+# nothing that spans the join, and the event is the fourth line's (not the third's, with the repeat memory of
+# gpu.py's _recent then hiding the fourth line's own reading).
+CI_INFRA_1057 = ("Allocate failed due to device plugin GetPreferredAllocation rpc failed with err:\n"
+                 "rpc error: code = Unknown desc = error getting list of preferred allocation devices:\n"
+                 "unable to get device link information: error getting NVLink for devices (0, 1):\n"
+                 "failed to get nvlink remote pci info: failed to get nvlink state: GPU is lost,\n"
+                 "which is unexpected\n")
+
+
+def test_near_miss_a_colons_next_line_that_is_a_message_of_its_own_keeps_its_event(make_bundle: BundleMaker) -> None:
+    v = _verdict(make_bundle, CI_INFRA_1057)
+    assert v.root_cause is not None and v.root_cause.category == "gpu.fallen_off_bus"
+    assert [e.line for e in v.evidence if e.role == "cause"] == [4]

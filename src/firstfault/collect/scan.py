@@ -453,6 +453,17 @@ _CONT_LINES: Final = 2
 # after an NCCL line (`node-135:...`) is the common near miss.
 _CONT_NEXT = re.compile(rb"[a-z][a-z'\-]{0,30}(?:[ ,.;)\r\n]|\Z)")
 _CONT_MAX: Final = 400
+# ... and a message wrapped onto an indented line, where the page's column, the terminal or the mail client hung the
+# rest under the message: `srun: error: Unable to create step for job 4203072: Invalid generic` / `<18 spaces>resource
+# (gres) specification` (LUMI's user guide quoting Slurm's ESLURM_INVALID_GRES, slurm/src/common/slurm_errno.c). The
+# next line is the same lower-case word (_CONT_START) behind an indentation deeper than the column where the line's
+# message starts (_message_col: past its first tag, `srun: `, `] `), so a traceback's source line under its exception
+# or a glog record's (`E ...cc:672] ...` / `    of memory`: 4 columns, the message at 33) stays a line of its own; not
+# a traceback's frame (`at pkg.f(...)` under Java's exception; the line itself `File "..."`, whose source line is
+# indented below it); a second continuation line at the same indentation. What may_wrap looks for: _CONT_INDENT.
+_CONT_INDENT = re.compile(rb"[ \t]{1,64}[a-z][a-z'\-]{0,30}(?:[ ,.;)\r\n]|\Z)")
+_MSG_TAG = re.compile(r"(?::|\]) ")
+_FRAME_HEAD = ("File \"", "at ")
 # A message wrapped after a colon, where the printer (or the paste) put the value it reports on the next line: the
 # container toolkit's error chain `... failed to initialize NVML:` / `Driver/library version mismatch` (Azure/AKS#5871's
 # pod events), NCCL's `Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152:` / `CUDA error 401 '...'`
@@ -552,7 +563,18 @@ def may_wrap(buf: bytes, e: int) -> bool:
         return _CONT_NEXT.match(buf, e + 1) is not None
     if buf[e - 1:e] == b":" and e > 0:
         return _COLON_NEXT.match(buf, e + 1) is not None
-    return (nxt == b"\t" or nxt == b" ") and _CALL_PLACE.match(buf, e + 1) is not None
+    return (nxt == b"\t" or nxt == b" ") and (_CALL_PLACE.match(buf, e + 1) is not None
+                                             or _CONT_INDENT.match(buf, e + 1) is not None)
+
+
+def _message_col(text: str) -> int:
+    """The column where the message of the line `text` starts: past its first tag (`srun: `, `error: `, a glog
+    record's `] `) within its first 120 characters, else at its first word (tabs at 8 columns)."""
+    m = _MSG_TAG.search(text, 0, 120)
+    if m is not None:
+        return len(text[:m.end()].expandtabs(8))
+    lead = text[:len(text) - len(text.lstrip(" \t"))]
+    return len(lead.expandtabs(8))
 
 
 def _colon_value(buf: bytes, e: int) -> str | None:
@@ -592,10 +614,14 @@ def continuation(buf: bytes, e: int, text: str) -> str | None:
         return _colon_value(buf, e)
     if not tail.isalnum():
         return None
+    # the continuation's indentation in columns: 0 (none), or deeper than the line's message (_CONT_INDENT)
+    want = 0
     if buf[e + 1:e + 2] in (b"\t", b" "):
-        if _CALL_PLACE.match(buf, e + 1) is None:
+        if _CALL_PLACE.match(buf, e + 1) is not None:
+            return _colon_value_line(buf, e)  # (the call's place: one line)
+        if text.lstrip().startswith(_FRAME_HEAD):
             return None
-        return _colon_value_line(buf, e)  # (the call's place: one line)
+        want = -1  # (the first continuation line's indentation, past the message's column)
     parts: list[str] = []
     at = e
     n = len(buf)
@@ -609,6 +635,18 @@ def continuation(buf: bytes, e: int, text: str) -> str | None:
         if end < 0 or end == start:
             break
         line = buf[start:end].rstrip(b"\r")
+        if want:
+            body = line.lstrip(b" \t")
+            col = len(line[:len(line) - len(body)].expandtabs(8))
+            if want < 0:
+                if col <= _message_col(text):
+                    break
+                want = col
+            elif col != want:
+                break
+            if body.startswith(b"at "):
+                break  # a Java frame under its exception
+            line = body
         if _CONT_START.match(line) is None:
             break
         try:
@@ -825,6 +863,17 @@ class Extraction:
             for args in held:
                 self.unrecognized.offer(*args)
             return out, ctx
+        alone = self._isolated(c, c.cont)
+        if alone is not None:
+            # the next line reads alone (an event, or understood): a message of its own, which the scanner reads in
+            # its turn, unless the joined line gives a kind it does not, whose words then span the join (NCCL's NVLS
+            # bind failure over CUDA's error 401). Decided on streams of their own, so that a join refused leaves
+            # the stream's state as it was for the next line's own reading (a repeat's memory: gpu.py `_recent`)
+            both = self._isolated(c, joined_text(c.text, c.cont))
+            if both is None or both <= alone:
+                for args in held:
+                    self.unrecognized.offer(*args)
+                return out, ctx
         offered, self._offered = self._offered, None  # a line read joined is offered as no unrecognized line
         joined = Candidate(c.source, c.file, c.line, c.node, c.rank, c.time, joined_text(c.text, c.cont))
         self._held = []  # the joined text's own offers are dropped: the line is listed as it stands
@@ -833,6 +882,10 @@ class Extraction:
         finally:
             self._held = None
         if out2 and (not generic or not all(says_little(d.kind, d.fields) for d in out2)):
+            return out2, ctx2
+        if not out2 and not out and ctx2 is not None and ctx2.claimed:
+            # joined, an extractor understood the line as no cause (slurm.yaml's `none` rows: `Job/step already
+            # completing or completed`): no unrecognized line, as the whole line would be none
             return out2, ctx2
         if generic:
             self._offered = offered
@@ -843,6 +896,25 @@ class Extraction:
         for args in held:  # the joined text read to nothing either: the line stands as it was
             self.unrecognized.offer(*args)
         return out, ctx
+
+    def _isolated(self, c: Candidate, text: str) -> set[str] | None:
+        """The kinds `text` read at the line `c`'s place gives, on streams of its own (no state of the file's is
+        touched, nothing is offered): a set, empty where an extractor understood it as no event (claimed); None where
+        it reads to nothing. A text of no literal the extractors look for is answered by the matcher alone."""
+        states, streams, held, offered, raised = (self._states, self._file_streams, self._held, self._offered,
+                                                  self._raised)
+        ray_job = c.file in self._ray_job_files
+        self._states, self._file_streams, self._held = {}, {}, []
+        try:
+            out, ctx = self._drafts(Candidate(c.source, c.file, c.line, c.node, c.rank, c.time, text))
+        finally:
+            self._states, self._file_streams, self._held, self._offered, self._raised = (states, streams, held,
+                                                                                          offered, raised)
+            if not ray_job:
+                self._ray_job_files.discard(c.file)
+        if not out and not (ctx is not None and ctx.claimed):
+            return None
+        return {d.kind for d in out}
 
     def _bare_ray_tag(self, file: str, body: str) -> str | None:
         """The printer a bare Ray tag (`(pid=N)`) names in `file`. Ray before 1.7 tagged every task's and actor's
