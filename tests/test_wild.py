@@ -597,7 +597,7 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # reading of a line the thread left open: an uncaught library exception as the program's (NIXL's NIXL_ERR_BACKEND,
     # labelled ambiguous; MSCCL++'s IbError `Cannot allocate memory`), a glog CHECK on a work completion's status 12 as
     # the program's exception, EIO on a FUSE path as the file system's, ENOENT on a FUSE mount as the job's I/O, HIP's
-    # `no kernel image` as the build's, cuInit's unknown error inside containers as the node's driver; and one tool error:
+    # `no kernel image` as the build's, cuInit's unknown error inside containers as the node's driver; one tool error:
     # aws-sdk-go's `(max tries) SerializationError` chain read as an uncaught exception (its `caused by:` link no longer
     # is: extract/traceback.py GO_CHAIN_LINKS).
     "amb-nixl-0-2-0-pip-register-memory-vram-nixl-err-backend-segfault-driver-access-or-conflicting-ucx-334",

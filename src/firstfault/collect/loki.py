@@ -54,7 +54,7 @@ StreamKey = tuple[tuple[str, str], ...]
 # over 65,536 characters (httpx/_urlparse.py MAX_URL_LENGTH), and proxies in front of Loki often take less.
 FILTER_BUDGET = 32_768
 # The word lengths a filter that would weigh more is cut to, in turn (the shortest last).
-_CUTS: tuple[int | None, ...] = (None, 48, 32, 24, 16, 12, 8)
+_CUTS: tuple[int | None, ...] = (None, 48, 32, 24, 16, 12, 8, 6, 4)
 
 
 def _coarse(words: set[str], cut: int | None) -> list[str]:

@@ -157,9 +157,13 @@ class BatchDaemonExtractor:
         "sched.error": frozenset({"message", "name", "program", "side", "text", "weak"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog", "scheduler"})
-    literals: tuple[str, ...] = (" EXITING WITH STATUS ", "\" at line ", " (pid ", ":6001:", ":6002:", ":6003:",
-                                 ":6004:", ":6005:", ":6006:", ":6008:", ":6009:", ":2003:", ":2004:", ":2007:",
-                                 "Couldn't contact the condor_collector", "qsub: ")
+    def __init__(self) -> None:
+        # the error stack's codes with their subsystem (`CEDAR:6001:`), from the table: a bare `:6001:` is a
+        # digit-bearing word a pid or a port in any log's shape could spell (collect/fold.py `_same_hits`)
+        t = _tables()
+        self.literals: tuple[str, ...] = (
+            " EXITING WITH STATUS ", "\" at line ", " (pid ", "qsub: ",
+            *sorted(f"{sub}:{code}:" for sub, code in t.errors), *(text.strip() for text, _, _ in t.messages))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         _, body = split_rank_prefix(line)

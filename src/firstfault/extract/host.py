@@ -634,7 +634,7 @@ _KUBELET_MOUNT: Final = ("MountVolume.SetUp failed for volume ", "MountVolume.Mo
 
 _K_SOURCE = "mounts.source_pending"  # per stream: (client, line number, the runtime's words) awaiting the error
 _PLAIN_ANCHOR = re.compile(r"[A-Za-z][A-Za-z0-9-]{3,}")
-_SOURCE_PATH = re.compile(r"""['"]+(?P<path>/[^'"\s]+)['"]+""")
+_SOURCE_PATH = re.compile(r"""['"]{1,3}(?P<path>/[^'"\s]+)['"]""")  # bounded: a run of quotes stays linear
 
 
 def _path_client(path: str) -> str | None:
