@@ -144,8 +144,9 @@ LAB_LEFT_OUT = pytest.StashKey[int]()
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Deselects the fresh lab runs this session does not make (tests/lab/selection.py), and groups the tests
-    for `--dist loadgroup`: each test file on one worker (its module fixtures start once), every Slurm user
-    on one worker, every reader of `shared_verdicts` on one worker (they are made once)."""
+    for `--dist loadgroup`: each test file on one worker (its module fixtures start once; a file that sets
+    `SPREAD_TESTS = True` each test on its own), every Slurm user on one worker, every reader of `shared_verdicts`
+    on one worker (they are made once)."""
     try:
         selection.mode()
     except ValueError as exc:
@@ -162,7 +163,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
             names = getattr(item, "fixturenames", ())
+            module = getattr(item, "module", None)
             group = ("slurm" if SLURM_FIXTURES.intersection(names) else "shared-verdicts" if "shared_verdicts" in names
+                     # a file whose tests are each a few subprocesses and share no costly fixture (SPREAD_TESTS):
+                     # each its own group, so the file is no serial tail at the run's end
+                     else item.nodeid if getattr(module, "SPREAD_TESTS", False)
                      else item.path.relative_to(config.rootpath).as_posix())
             item.add_marker(pytest.mark.xdist_group(group))
             if getattr(config.option, "loadgroup", False) and NodeId is not None:
