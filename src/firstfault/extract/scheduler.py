@@ -119,7 +119,7 @@ def read_scheduler(data: bytes, fmt: str, file: str, *, job_id: str | None, tz: 
 
 
 # One task of a Slurm array job, as sacct names it (`4243_7`) and scontrol's ArrayJobId / ArrayTaskId give it.
-_ARRAY_TASK = re.compile(r"\d+_\d+")
+_ARRAY_TASK = re.compile(r"\d{1,10}_\d{1,10}")  # bounded (a job id and a task id): linear on a run of digits
 
 
 def _job_matches(record_id: str, job_id: str | None) -> bool:
