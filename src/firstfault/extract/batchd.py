@@ -154,7 +154,7 @@ class BatchDaemonExtractor:
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
         "app.exception": frozenset({"exc_type", "message", "setup"}),
-        "sched.error": frozenset({"message", "name", "program", "side", "text", "weak"}),
+        "sched.error": frozenset({"batch", "message", "name", "program", "side", "text", "weak"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog", "scheduler"})
     def __init__(self) -> None:
@@ -178,7 +178,7 @@ class BatchDaemonExtractor:
             ctx.claimed = True
             return
         fields: dict[str, FieldValue] = {"name": read.name, "side": "node", "text": read.text,
-                                         "message": clip(body.strip()), "program": read.program}
+                                         "message": clip(body.strip()), "program": read.program, "batch": "htcondor"}
         if read.weak:
             fields["weak"] = True
         yield Draft("sched.error", fields)
@@ -193,7 +193,7 @@ class BatchDaemonExtractor:
             yield Draft("app.exception", {"exc_type": row.name, "message": message, "setup": True})
             return
         fields: dict[str, FieldValue] = {"name": row.name, "side": "node", "text": row.text, "message": message,
-                                         "program": "qsub"}
+                                         "program": "qsub", "batch": "pbs"}
         if row.weak:
             fields["weak"] = True
         yield Draft("sched.error", fields)
