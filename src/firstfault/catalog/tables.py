@@ -2255,12 +2255,18 @@ class SchedWord(_Row, frozen=True):
     # a word that says a pod waits for a place (the scheduler's `FailedScheduling`, `Unschedulable`): no cause, but the
     # job did not start (`pending` on its k8s.event: the symptom sym-pod-unschedulable)
     pending: bool = False
+    # a word that says the kubelet could not start a pod it was given (its sandbox, the sandbox's network, its volumes,
+    # its devices: `FailedCreatePodSandBox`, `FailedMount`): no cause by the word, but the attempt did not start
+    # (`unstarted` on its k8s.event: the symptom sym-pod-unstarted)
+    unstarted: bool = False
 
     def __post_init__(self) -> None:
         if self.by_uid is not None and self.field != "state":
             raise ValueError("by_uid qualifies a job state")
-        if self.pending and self.reason is not None:
-            raise ValueError("a pending word names no reason")
+        if (self.pending or self.unstarted) and self.reason is not None:
+            raise ValueError("a pending or unstarted word names no reason")
+        if self.pending and self.unstarted:
+            raise ValueError("a word says a pod waits for a place or could not start on it, not both")
         if self.extended and self.text:
             raise ValueError("an extended-resource prefix is read as a record's value only")
 

@@ -17,7 +17,7 @@ import yaml
 from firstfault.catalog.tables import kueue_end
 from firstfault.extract.codes import exit_signum
 from firstfault.extract.container import backoff_fields, container_fields
-from firstfault.extract.reasons import clear_placed, k8s_pending, k8s_reason, recovered_or_clean
+from firstfault.extract.reasons import clear_placed, k8s_pending, k8s_reason, k8s_unstarted, recovered_or_clean
 from firstfault.extract.structured import (
     CHECK_EVERY,
     MAX_INT_DIGITS,
@@ -35,9 +35,10 @@ K8S_TEXT_FORMATS: tuple[str, ...] = ("k8s-table", "k8s-describe")  # kubectl's t
 
 EMITS: Mapping[str, frozenset[str]] = {
     # program and part: added by engine/normalise.py for an event about a pod of a platform program
-    # pending: the event says a pod waits for a place and names no cause (extract/reasons.py k8s_pending)
+    # pending: the event says a pod waits for a place and names no cause (extract/reasons.py k8s_pending);
+    # unstarted: the kubelet could not start the pod and nothing names a cause (k8s_unstarted)
     "k8s.event": frozenset({"due_to", "message", "object_kind", "object_name", "reason", "type", "program", "part",
-                            "pending"}),
+                            "pending", "unstarted"}),
     # storage_daemon: added by engine/normalise.py for a sidecar that runs a FUSE daemon (catalog/platform.yaml);
     # program and part: added there for a container or pod of a platform program (`platform_programs`)
     "k8s.pod": frozenset({"container", "due_to", "exit_code", "message", "phase", "pod", "pressure", "reason",
@@ -429,19 +430,21 @@ _START_FAILED = frozenset({"StartError", "ContainerCannotRun", "RunContainerErro
 
 
 def _runtime_report(message: str | None, node: str | None, when: datetime | None, line: int | None, file: str,
-                    result: StructuredResult, reported_by: str) -> None:
+                    result: StructuredResult, reported_by: str) -> bool:
     """A pod's or an event's message that quotes a container runtime's words (`failed to create shim task: OCI runtime
     create failed: ... executable file not found in $PATH`, `Failed to pull image "x": ... manifest unknown`): the
     container the pod could not have, as the runtime's own line would say (catalog/platform.yaml). `reported_by`:
     `pod` (its container's state: it never ran) or `event` (the kubelet's warning of one try, which it retries: the
-    container may have started later)."""
+    container may have started later). True where the message was read so."""
     fields = container_fields(message) if message else None
-    if fields is not None:
-        fields["reported_by"] = reported_by
-        result.events.append(Event(kind="container.error", time=when, node=node,
-                                   evidence=Evidence(source="scheduler", file=file, line=line,
-                                                     text=clip(message or "")),
-                                   fields=fields))
+    if fields is None:
+        return False
+    fields["reported_by"] = reported_by
+    result.events.append(Event(kind="container.error", time=when, node=node,
+                               evidence=Evidence(source="scheduler", file=file, line=line,
+                                                 text=clip(message or "")),
+                               fields=fields))
+    return True
 
 
 def backoff_report(message: str | None, reason: str | None, container: str | None, pod: str | None,
@@ -610,7 +613,10 @@ def _event_item(obj: dict[str, Any], path: str, file: str, result: StructuredRes
             fields=fields,
         )
     )
-    _runtime_report(message, node or None, when, line, file, result, "event")
+    event = result.events[-1]
+    if k8s_unstarted(_str(obj.get("reason")), message,
+                     read=_runtime_report(message, node or None, when, line, file, result, "event")):
+        event.fields["unstarted"] = True
     backoff_report(message, fields["reason"] if isinstance(fields["reason"], str) else None,
                    _field_container(_str(involved.get("fieldPath"))), name if kind == "Pod" else None,
                    node or None, when, line, file, result)

@@ -31,14 +31,15 @@ from firstfault.extract.kuberows import (
     pod_row,
     source_node,
 )
-from firstfault.extract.reasons import clear_placed, k8s_pending, k8s_reason, recovered_or_clean
+from firstfault.extract.reasons import clear_placed, k8s_pending, k8s_reason, k8s_unstarted, recovered_or_clean
 from firstfault.extract.structured import ParseIssue, StructuredResult, clip, command_line
 from firstfault.model import Event, Evidence, FieldValue
 
 # The event kinds this reader emits and their fields (docs/events.md; extract/registry.py): those the
 # objects give (kube.py).
 EMITS: Mapping[str, frozenset[str]] = {
-    "k8s.event": frozenset({"due_to", "message", "object_kind", "object_name", "reason", "type", "pending"}),
+    "k8s.event": frozenset({"due_to", "message", "object_kind", "object_name", "reason", "type", "pending",
+                            "unstarted"}),
     "k8s.pod": frozenset({"container", "due_to", "exit_code", "message", "phase", "pod", "pressure", "reason",
                           "restart", "signal"}),
     "sched.node_down": frozenset({"host", "reason"}),
@@ -81,22 +82,33 @@ def _event(kind: str, node: str | None, when: datetime | None, fields: dict[str,
 
 
 def _device_report(message: str | None, node: str | None, file: str, line: int, text: str,
-                   result: StructuredResult, reported_by: str = "event") -> None:
+                   result: StructuredResult, reported_by: str = "event") -> bool:
     """A message (a pod's, an event's) that quotes the GPU stack's own report: the device plugin failing an
     allocation because NVML says a GPU is lost (`error creating nvml.Device 5: nvml: GPU is lost`) is that GPU's
     fault, as nvidia-smi saying so on the node would be (extract/gpu.py, catalog/platform.yaml). So is one that
     quotes a container runtime's words (`Failed to pull image "x": ... manifest unknown`, `failed to create shim task:
     OCI runtime create failed: ...`: extract/container.py), the container the pod could not have; `reported_by` says
     whether a pod's own message said so (`pod`: it never ran) or an event's (`event`: one try, which the kubelet
-    retries)."""
+    retries). True where the message was read so."""
     fields = nvml_fields(message) if message else None
     if fields is not None:
         result.events.append(_event("gpu.nvml_error", node, None, fields, file, line, text))
-        return
+        return True
     fields = container_fields(message) if message else None
     if fields is not None:
         result.events.append(_event("container.error", node, None, {**fields, "reported_by": reported_by}, file,
                                     line, text))
+        return True
+    return False
+
+
+def _unstarted(event: Event, read: bool) -> None:
+    """Mark a pod event that says the kubelet could not start the pod, naming no cause (extract/reasons.py
+    k8s_unstarted); `read`: its message was read as a report of its own, which stands for it."""
+    reason, message = event.fields.get("reason"), event.fields.get("message")
+    if k8s_unstarted(reason if isinstance(reason, str) else None, message if isinstance(message, str) else None,
+                     read=read):
+        event.fields["unstarted"] = True
 
 
 # --------------------------------------------------------------------------
@@ -237,7 +249,8 @@ def _table_event(cells: dict[str, str], file: str, lineno: int, line: str, resul
     result.events.append(_event("k8s.event", node, None, {
         "reason": reason, "due_to": due_to, "object_kind": kind, "object_name": name, "message": message,
         "type": cells.get("TYPE"), "pending": True if k8s_pending(reason, message) else None}, file, lineno, line))
-    _device_report(message, node, file, lineno, line, result)
+    event = result.events[-1]
+    _unstarted(event, _device_report(message, node, file, lineno, line, result))
     backoff_report(message, reason, None, name if kind == "Pod" else None, node, None, lineno, file, result)
 
 
@@ -511,7 +524,8 @@ def _read_describe(text: str, file: str, result: StructuredResult) -> None:
                 "reason": cells[1], "due_to": due_to, "object_kind": kind, "object_name": name,
                 "message": message, "type": cells[0],
                 "pending": True if k8s_pending(cells[1], message) else None}, file, lineno, line))
-            _device_report(message, where, file, lineno, line, result)
+            event = result.events[-1]
+            _unstarted(event, _device_report(message, where, file, lineno, line, result))
             backoff_report(message, cells[1], None, name if kind == "Pod" else None, where, None, lineno, file,
                            result)
 

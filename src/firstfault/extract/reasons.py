@@ -230,28 +230,45 @@ def k8s_pending(word: str | None, message: str | None) -> bool:
     return message is not None and any(h.pending for h in text_reasons(message) if h.scheduler == "kubernetes")
 
 
+def k8s_unstarted(word: str | None, message: str | None, *, read: bool = False) -> bool:
+    """Whether a Kubernetes event's reason word says the kubelet could not start a pod it was given (its sandbox, the
+    sandbox's network, its volumes, its devices: `FailedCreatePodSandBox`, `FailedMount`, catalog/scheduler.yaml
+    `unstarted`) and neither the word nor the message names a cause: the attempt did not start. `read`: the reader
+    read the message as a report of its own (a container runtime's or a CNI's words, NVML's), which stands for it."""
+    if read or k8s_reason(word, message)[0] is not None:
+        return False
+    row = word_reason("kubernetes", word)
+    return row is not None and row.unstarted
+
+
 # The events that say a pod got its place after all (the scheduler's `Scheduled`, the kubelet's image pulls and the
 # container's creation and start: kubernetes/kubernetes pkg/kubelet/events/event.go): a wait before them cleared.
 _PLACED: frozenset[str] = frozenset({"Scheduled", "Pulling", "Pulled", "Created", "Started"})
+# ... and the events that say the kubelet went on to its containers (it pulls their images and makes them only once the
+# pod's volumes are mounted and its sandbox and the sandbox's network are up: pkg/kubelet/kuberuntime SyncPod): a
+# sandbox, a mount or a device that failed before them was had on a later try.
+_STARTED: frozenset[str] = frozenset({"Pulling", "Pulled", "Created", "Started"})
 
 
 def clear_placed(events: list[Event]) -> None:
     """Take `pending` off the waits of a pod that one file's events also say was placed (its own `Scheduled`,
     `Started`, ...; where the wait or the placement names no object, any pod of the file): a FailedScheduling that
-    cleared is no sign the job did not start."""
-    placed: set[str | None] = set()
-    for e in events:
-        if e.kind == "k8s.event" and e.fields.get("reason") in _PLACED:
-            name = e.fields.get("object_name")
-            placed.add(name if isinstance(name, str) else None)
-    if not placed:
-        return
-    for e in events:
-        if e.kind != "k8s.event" or not e.fields.get("pending"):
+    cleared is no sign the job did not start. Take `unstarted` off the same way where the file shows the pod's
+    containers pulled, made or started: a FailedCreatePodSandBox the kubelet's next try got past."""
+    for flag, words in (("pending", _PLACED), ("unstarted", _STARTED)):
+        placed: set[str | None] = set()
+        for e in events:
+            if e.kind == "k8s.event" and e.fields.get("reason") in words:
+                name = e.fields.get("object_name")
+                placed.add(name if isinstance(name, str) else None)
+        if not placed:
             continue
-        name = e.fields.get("object_name")
-        if None in placed or not isinstance(name, str) or name in placed:
-            del e.fields["pending"]
+        for e in events:
+            if e.kind != "k8s.event" or not e.fields.get(flag):
+                continue
+            name = e.fields.get("object_name")
+            if None in placed or not isinstance(name, str) or name in placed:
+                del e.fields[flag]
 
 
 def recovered_or_clean(due_to: str | None, exit_code: int | None, *, running_again: bool,
@@ -288,6 +305,6 @@ def line_literals() -> tuple[str, ...]:
     return tuple(sorted(w for w in out if not any(o != w and o in w for o in out)))
 
 
-__all__ = ["ReasonHit", "clear_placed", "first_reason", "k8s_pending", "k8s_reason", "kube_status_words",
-           "line_literals", "recovered_or_clean",
+__all__ = ["ReasonHit", "clear_placed", "first_reason", "k8s_pending", "k8s_reason", "k8s_unstarted",
+           "kube_status_words", "line_literals", "recovered_or_clean",
            "scheduler_words", "state_of", "text_reasons", "word_reason"]
