@@ -177,6 +177,17 @@ class NcclResultInfo(_Row, frozen=True):
     aliases: tuple[Annotated[str, Meta(pattern=r"^NCCL_ERROR_[A-Z_]+$")], ...] = ()  # CuPy's names
     failed: str = ""  # an environment result's words for what failed (the verdict's note on where to look)
 
+class HcclResultInfo(_Row, frozen=True):
+    """Habana's HCCL (Intel Gaudi's collective library, NCCL's API with its own results): hcclResult_t and the words
+    hcclGetErrorString prints for it (catalog/cuda.yaml `hccl_results`)."""
+
+    code: Code
+    name: Annotated[str, Meta(pattern=r"^hccl[A-Z]\w*$")]  # hcclX
+    whose: Whose
+    phrases: tuple[str, ...] = ()  # hcclGetErrorString's words, found where the line names HCCL
+    failed: str = ""  # an environment result's words for what failed
+
+
 class _Coded(Protocol):
     @property
     def code(self) -> int: ...
@@ -389,6 +400,13 @@ _SPELLING_MIN_ANCHOR: Final = 20
 def nccl_result_table() -> Mapping[int, NcclResultInfo]:
     """NCCL result codes of catalog/cuda.yaml by code."""
     return _table("cuda.yaml", "nccl_results", NcclResultInfo)
+
+
+@lru_cache(maxsize=1)
+@_kept("cuda.yaml")
+def hccl_result_table() -> Mapping[int, HcclResultInfo]:
+    """Habana HCCL result codes of catalog/cuda.yaml by code."""
+    return _table("cuda.yaml", "hccl_results", HcclResultInfo)
 
 
 def xid_info(code: int) -> XidInfo | None:
