@@ -33,6 +33,7 @@ from firstfault.catalog.tables import (
     mpich_classes,
     nccl_result_table,
     pseudo_fs_table,
+    runtime_result_table,
     version_key,
     windows_error_table,
 )
@@ -573,6 +574,41 @@ def digit_message(zeroed: str) -> bool:
         return False
     folded = zeroed.casefold()
     return any(k in folded for k in keys)
+
+
+# The other accelerator runtimes' results (catalog/cuda.yaml `runtime_results`: Level Zero's ze_result_t, Unified
+# Runtime's ur_result_t, HIP's own codes, Synapse's synStatus), read as CUDA's errors of the row's class: by the name a
+# line prints, and a synStatus by its number after the word as the Habana PyTorch bridge prints it (`synStatus=8
+# [Device not found] Device acquire failed.`). The names are whole words of their enums' spelling (a prefix, capitals:
+# `ZE_RESULT_ERROR_DEVICE_LOST`, `synDeviceReset`); a name no row holds (`ZE_RESULT_SUCCESS`) is none.
+_RUNTIME_NAME = re.compile(r"\b(?:ZE_RESULT_[A-Z_]{2,60}|UR_RESULT_[A-Z_]{2,60}|hipError[A-Z][A-Za-z]{1,60}"
+                           r"|syn[A-Z][A-Za-z]{2,60})\b")
+_SYN_STATUS = re.compile(r"\bsynStatus[= ](?P<code>\d{1,3})\b")
+# The words that bring a line to the readers of runtime_result_of (`synStatus` also the one whose digits it reads).
+RUNTIME_LITERALS: Final = ("ZE_RESULT_", "UR_RESULT_", "synStatus")
+
+
+@lru_cache(maxsize=1)
+def _synapse_codes() -> dict[int, str]:
+    return {r.code: r.name for r in runtime_result_table().values() if r.api == "synapse"}
+
+
+def runtime_result_of(text: str) -> CudaError | None:
+    """Another accelerator runtime's result a line names (catalog/cuda.yaml `runtime_results`), as a CUDA error of the
+    row's class with no CUDA code: the first name of a row on the line, else a synStatus by its number."""
+    if "RESULT_" not in text and "syn" not in text and "hipError" not in text:
+        return None
+    table = runtime_result_table()
+    for m in _RUNTIME_NAME.finditer(text):
+        row = table.get(m.group(0))
+        if row is not None:
+            return CudaError(None, row.name, "", row.cuda_class)
+    if "synStatus" in text:
+        for c in _SYN_STATUS.finditer(text):
+            name = _synapse_codes().get(int(c.group("code")))
+            if name is not None:
+                return CudaError(None, name, "", table[name].cuda_class)
+    return None
 
 
 # Generic words before which a CUDA sample or library prints cudaGetErrorString():
