@@ -16,10 +16,10 @@ import copy
 import pytest
 
 from firstfault.analysis.analyze import Analyzer
-from firstfault.catalog.tables import mpich_classes, nccl_result_table
-from firstfault.extract.codes import collective_result, relays_result
+from firstfault.catalog.tables import hccl_result_table, mpich_classes, nccl_result_table
+from firstfault.extract.codes import collective_result, hccl_result_of, relays_result
 from tests.conftest import WORKLOAD, BundleMaker
-from tests.extract.helpers import TB, last_line
+from tests.extract.helpers import APP_AND_NCCL, TB, alone, last_line, scan
 
 
 def _one(line: str) -> tuple[str, dict[str, object]]:
@@ -140,3 +140,56 @@ def test_near_miss_the_programs_own_exception_before_it_still_decides(make_bundl
     own = [TB, '  File "train.py", line 12, in <module>', "KeyError: 'input_ids'"]
     v = _verdict(make_bundle, own + HOROVOD, "own-first")
     assert v.root_cause is not None and v.root_cause.category == "app.exception"
+
+
+# ------------------------------------------------------------------ Habana's HCCL (catalog/cuda.yaml `hccl_results`)
+
+# HabanaAI/hccl_demo#46: hccl_demo's check of the call, hcclGetErrorString's words for hcclInternalError
+# (HabanaAI/HCL hcl/src/hccl/hccl_helpers.cpp get_error_string)
+HCCL_DEMO = ("HCCL demo error: In function hcclAllReduceWrapper(): hcclAllReduce(sendbuff, recvbuff, recvcount, "
+             "getDataType(envData), getReductionOp(envData), resources.comm, resources.collectiveStream) failed: A "
+             "device is busy or an internal check failed")
+
+
+def test_every_hccl_result_says_whose_failure_it_names() -> None:
+    # hccl_types.h's enum read as nccl.h's: the caller's arguments and usage are the program's; a Synapse, system or
+    # internal failure a call HCCL made
+    whose = {r.name: r.whose for r in hccl_result_table().values()}
+    assert whose["hcclInvalidArgument"] == whose["hcclInvalidUsage"] == "program"
+    assert whose["hcclInternalError"] == whose["hcclUnhandledSynapseError"] == whose["hcclSystemError"] == "environment"
+    assert all(r.failed for r in hccl_result_table().values() if r.whose == "environment")
+
+
+@pytest.mark.parametrize(("text", "name", "whose"), [
+    (HCCL_DEMO, "hcclInternalError", "environment"),
+    # the enum's name wherever a program prints it (HCL's own to_string: `hcclInternalError`)
+    ("hcclAllReduce returned hcclUnhandledSynapseError", "hcclUnhandledSynapseError", "environment"),
+    ("hcclCommInitRank failed: The call to HCCL is incorrect", "hcclInvalidUsage", "program"),
+])
+def test_an_hccl_result_is_read_with_whose_failure_it_names(text: str, name: str, whose: str) -> None:
+    got = collective_result(text)
+    assert got is not None and (got.library, got.name, got.whose) == ("hccl", name, whose)
+
+
+@pytest.mark.parametrize("text", [
+    # hcclGetErrorString's plainer words where nothing names HCCL: any program's
+    "ValueError: One argument has an invalid value",
+    "syscall wrapper: A call to the system failed",
+    # Huawei's HCCL (Ascend's, HcclResult `HCCL_E_*`, its API capitalised) is another library
+    "HcclAllReduce failed, ret = HCCL_E_INTERNAL",
+])
+def test_near_miss_no_hccl_result_without_hccl(text: str) -> None:
+    assert hccl_result_of(text) is None
+
+
+def test_hccl_demos_failed_call_is_the_collectives_symptom_and_the_abort_after_it_its_reaction() -> None:
+    # the same thread: the failed call, then the C++ runtime's terminate as the demo unwinds
+    drafts = scan(APP_AND_NCCL, [HCCL_DEMO, "terminate called without an active exception"], "application")
+    kinds = [(d.kind, d.fields.get("nccl_result"), d.fields.get("by")) for d in drafts]
+    assert ("nccl.error", "hcclInternalError", None) in kinds
+    assert not any(d.kind == "process.signal" and d.fields.get("by") == "self" for d in drafts), kinds
+
+
+def test_near_miss_the_terminate_alone_is_still_the_programs_crash() -> None:
+    drafts = alone("terminate called without an active exception")
+    assert any(d.kind == "process.signal" and d.fields.get("by") == "self" for d in drafts)

@@ -158,3 +158,35 @@ def test_another_assertion_is_not_the_world(line: str) -> None:
 ])
 def test_the_world_words_without_the_check_are_no_event(line: str) -> None:
     assert [e.kind for e in events([line]) if e.fields.get("setup")] == []
+
+
+# ---------------------------------------------------------------- a collective the job's c10d backend lacks
+
+@pytest.mark.parametrize("line", [
+    # intel/intel-extension-for-pytorch#647: torch-ccl 2.1.300+xpu's ProcessGroupCCL::reduce_scatter
+    "RuntimeError: ProcessGroupCCL does not support reduce_scatter",
+    # pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupGloo.cpp ProcessGroupGloo::reduce_scatter
+    "RuntimeError: ProcessGroupGloo does not support reduce_scatter",
+    # pytorch/pytorch torch/csrc/distributed/c10d/Backend.hpp, the base class's default for a collective left out
+    "RuntimeError: Backend gloo does not support allgather_into_tensor_coalesced",
+    "RuntimeError: Backend ucc does not support alltoall_base",
+])
+def test_a_collective_the_backend_does_not_implement_is_the_set_up(line: str) -> None:
+    d = _one(line)
+    assert d.kind == "app.exception" and d.fields.get("setup") is True
+
+
+@pytest.mark.parametrize("line", [
+    # written here: a backend's refusal of an argument, with words after the collective's name (the job's own code)
+    "RuntimeError: ProcessGroupNCCL does not support reduce_scatter with mismatched tensor sizes in this call",
+    # run here: Python's own words for an object without the operation
+    "TypeError: 'ProcessGroup' object does not support item assignment",
+])
+def test_a_backend_refusal_with_more_words_is_not_the_shape(line: str) -> None:
+    assert all(d.fields.get("setup") is not True for d in last_line(line))
+
+
+def test_a_fallback_warning_of_the_same_words_is_not_read() -> None:
+    # pytorch/tau's DeviceMesh (later DTensor) warns and falls back: no exception, no failure
+    line = "UserWarning: ProcessGroupGloo does not support reduce_scatter, falling back with all reduce!"
+    assert [d for d in alone(line) if d.fields.get("setup")] == []

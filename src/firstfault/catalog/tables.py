@@ -177,6 +177,37 @@ class NcclResultInfo(_Row, frozen=True):
     aliases: tuple[Annotated[str, Meta(pattern=r"^NCCL_ERROR_[A-Z_]+$")], ...] = ()  # CuPy's names
     failed: str = ""  # an environment result's words for what failed (the verdict's note on where to look)
 
+# Each accelerator runtime's prefix of its result names (catalog/cuda.yaml `runtime_results`): Level Zero's ze_api.h,
+# Unified Runtime's ur_api.h, HIP's hip_runtime_api.h (its codes with no CUDA twin), Synapse's synapse_common_types.h
+RUNTIME_PREFIXES: Mapping[str, str] = MappingProxyType({
+    "level_zero": "ZE_RESULT_", "unified_runtime": "UR_RESULT_", "hip": "hipError", "synapse": "syn"})
+
+
+class RuntimeResultInfo(_Row, frozen=True):
+    """An accelerator runtime's result code other than CUDA's, read as a CUDA error of its class (codes.py
+    runtime_result_of)."""
+
+    code: Code  # the result's number in its runtime's enum (numbers repeat across runtimes: rows are read by name)
+    api: Literal["level_zero", "unified_runtime", "hip", "synapse"]
+    name: Annotated[str, Meta(pattern=r"^[A-Za-z][A-Za-z0-9_]{4,80}$")]
+    cuda_class: CudaClass = records.field(name="class")
+
+    def __post_init__(self) -> None:
+        if not self.name.startswith(RUNTIME_PREFIXES[self.api]) or self.name == RUNTIME_PREFIXES[self.api]:
+            raise ValueError(f"{self.api}'s results are named {RUNTIME_PREFIXES[self.api]}*")
+
+
+class HcclResultInfo(_Row, frozen=True):
+    """Habana's HCCL (Intel Gaudi's collective library, NCCL's API with its own results): hcclResult_t and the words
+    hcclGetErrorString prints for it (catalog/cuda.yaml `hccl_results`)."""
+
+    code: Code
+    name: Annotated[str, Meta(pattern=r"^hccl[A-Z]\w*$")]  # hcclX
+    whose: Whose
+    phrases: tuple[str, ...] = ()  # hcclGetErrorString's words, found where the line names HCCL
+    failed: str = ""  # an environment result's words for what failed
+
+
 class _Coded(Protocol):
     @property
     def code(self) -> int: ...
@@ -389,6 +420,26 @@ _SPELLING_MIN_ANCHOR: Final = 20
 def nccl_result_table() -> Mapping[int, NcclResultInfo]:
     """NCCL result codes of catalog/cuda.yaml by code."""
     return _table("cuda.yaml", "nccl_results", NcclResultInfo)
+
+
+@lru_cache(maxsize=1)
+@_kept("cuda.yaml")
+def runtime_result_table() -> Mapping[str, RuntimeResultInfo]:
+    """The accelerator runtimes' result codes of catalog/cuda.yaml `runtime_results` (Level Zero, Unified Runtime,
+    HIP's own, Synapse), by name (their numbers repeat across runtimes)."""
+    table: dict[str, RuntimeResultInfo] = {}
+    for where, item in _rows("cuda.yaml", "runtime_results", RuntimeResultInfo):
+        if item.name in table:
+            raise CatalogTableError(f"{where}: duplicate name {item.name}")
+        table[item.name] = item
+    return MappingProxyType(table)
+
+
+@lru_cache(maxsize=1)
+@_kept("cuda.yaml")
+def hccl_result_table() -> Mapping[int, HcclResultInfo]:
+    """Habana HCCL result codes of catalog/cuda.yaml by code."""
+    return _table("cuda.yaml", "hccl_results", HcclResultInfo)
 
 
 def xid_info(code: int) -> XidInfo | None:

@@ -28,10 +28,12 @@ from firstfault.catalog.tables import (
     cudnn_status_table,
     errno_table,
     exit_printers,
+    hccl_result_table,
     library_status_table,
     mpich_classes,
     nccl_result_table,
     pseudo_fs_table,
+    runtime_result_table,
     version_key,
     windows_error_table,
 )
@@ -574,6 +576,41 @@ def digit_message(zeroed: str) -> bool:
     return any(k in folded for k in keys)
 
 
+# The other accelerator runtimes' results (catalog/cuda.yaml `runtime_results`: Level Zero's ze_result_t, Unified
+# Runtime's ur_result_t, HIP's own codes, Synapse's synStatus), read as CUDA's errors of the row's class: by the name a
+# line prints, and a synStatus by its number after the word as the Habana PyTorch bridge prints it (`synStatus=8
+# [Device not found] Device acquire failed.`). The names are whole words of their enums' spelling (a prefix, capitals:
+# `ZE_RESULT_ERROR_DEVICE_LOST`, `synDeviceReset`); a name no row holds (`ZE_RESULT_SUCCESS`) is none.
+_RUNTIME_NAME = re.compile(r"\b(?:ZE_RESULT_[A-Z_]{2,60}|UR_RESULT_[A-Z_]{2,60}|hipError[A-Z][A-Za-z]{1,60}"
+                           r"|syn[A-Z][A-Za-z]{2,60})\b")
+_SYN_STATUS = re.compile(r"\bsynStatus[= ](?P<code>\d{1,3})\b")
+# The words that bring a line to the readers of runtime_result_of (`synStatus` also the one whose digits it reads).
+RUNTIME_LITERALS: Final = ("ZE_RESULT_", "UR_RESULT_", "synStatus")
+
+
+@lru_cache(maxsize=1)
+def _synapse_codes() -> dict[int, str]:
+    return {r.code: r.name for r in runtime_result_table().values() if r.api == "synapse"}
+
+
+def runtime_result_of(text: str) -> CudaError | None:
+    """Another accelerator runtime's result a line names (catalog/cuda.yaml `runtime_results`), as a CUDA error of the
+    row's class with no CUDA code: the first name of a row on the line, else a synStatus by its number."""
+    if "RESULT_" not in text and "syn" not in text and "hipError" not in text:
+        return None
+    table = runtime_result_table()
+    for m in _RUNTIME_NAME.finditer(text):
+        row = table.get(m.group(0))
+        if row is not None:
+            return CudaError(None, row.name, "", row.cuda_class)
+    if "synStatus" in text:
+        for c in _SYN_STATUS.finditer(text):
+            name = _synapse_codes().get(int(c.group("code")))
+            if name is not None:
+                return CudaError(None, name, "", table[name].cuda_class)
+    return None
+
+
 # Generic words before which a CUDA sample or library prints cudaGetErrorString():
 # `(error code system not yet initialized)!`. Only a whole table message counts after these, and not one that is
 # also the C library's strerror (800's `operation not permitted` is EPERM's, 801's `operation not supported`
@@ -1004,10 +1041,46 @@ def nccl_result_of(text: str) -> str | None:
     return None
 
 
+# Where a line names Habana's HCCL (its calls `hcclAllReduce(`, its name in a report `HCCL demo error`): only there are
+# hcclGetErrorString's plain words (`The call to HCCL is incorrect` aside, `One argument has an invalid value`) its.
+_HCCL_NAMED = re.compile(r"\bhccl[A-Z]\w{1,40}\b|\bHCCL\b")
+
+
+@lru_cache(maxsize=1)
+def _hccl_rows() -> tuple[dict[str, str], tuple[tuple[str, str], ...]]:
+    rows = sorted(hccl_result_table().values(), key=lambda r: r.code)
+    return {r.name: r.name for r in rows}, tuple((p, r.name) for r in rows for p in r.phrases)
+
+
+@lru_cache(maxsize=1)
+def hccl_literals() -> tuple[str, ...]:
+    """The words that bring a line to the collective readers for hccl_result_of: the results' names and
+    hcclGetErrorString's words (catalog/cuda.yaml `hccl_results`)."""
+    names, phrases = _hccl_rows()
+    return tuple(sorted({*names, *(p for p, _ in phrases)}))
+
+
+def hccl_result_of(text: str) -> str | None:
+    """The hcclResult_t a line names (catalog/cuda.yaml `hccl_results`): by its enum name, or by hcclGetErrorString's
+    words where the line names HCCL (_HCCL_NAMED). Huawei's HCCL (Ascend's, `HCCL_E_*`, extract/cann.py) is not this."""
+    if "hccl" not in text and "HCCL" not in text:
+        return None
+    names, phrases = _hccl_rows()
+    for m in re.finditer(r"\bhccl[A-Z]\w{1,40}\b", text):
+        if m.group(0) in names:
+            return m.group(0)
+    if _HCCL_NAMED.search(text) is None:
+        return None
+    for words, name in phrases:
+        if words in text:
+            return name
+    return None
+
+
 class CollectiveResult(NamedTuple):
     """A collective library's result a line names, and whose failure it names (catalog/tables.py `Whose`)."""
 
-    library: str  # nccl (RCCL's are the same), mpi
+    library: str  # nccl (RCCL's are the same), hccl (Habana's), mpi
     name: str  # ncclSystemError, MPI_ERR_OTHER
     whose: str  # program, environment, peer, none
     failed: str  # an environment result's words for what failed ("" where the table gives none)
@@ -1023,17 +1096,19 @@ _FAILED_CALL = re.compile(r"Cuda failure|NCCL WARN|Last error:\s*\S")
 
 @lru_cache(maxsize=1)
 def _collective_rows() -> tuple[dict[str, CollectiveResult], dict[str, CollectiveResult]]:
-    """The results of NCCL's and MPI's tables by name, as collective_result gives them (built once)."""
+    """The results of NCCL's (Habana HCCL's beside them) and MPI's tables by name, as collective_result gives them
+    (built once)."""
     nccl = {r.name: CollectiveResult("nccl", r.name, r.whose, r.failed) for r in nccl_result_table().values()}
+    nccl.update({r.name: CollectiveResult("hccl", r.name, r.whose, r.failed) for r in hccl_result_table().values()})
     mpi = {c.name: CollectiveResult("mpi", c.name, c.whose, "") for c in mpich_classes()}
     return nccl, mpi
 
 
 def collective_result(text: str) -> CollectiveResult | None:
     """The result of a collective library that a message names: NCCL's (and RCCL's) ncclResult_t by any of its
-    spellings (nccl_result_of), else an MPI error class by its name."""
+    spellings (nccl_result_of), Habana HCCL's hcclResult_t (hccl_result_of), else an MPI error class by its name."""
     nccl, mpi = _collective_rows()
-    name = nccl_result_of(text)
+    name = nccl_result_of(text) or hccl_result_of(text)
     if name is not None:
         return nccl[name]
     if "_ERR_" in text:

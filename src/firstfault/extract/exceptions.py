@@ -41,6 +41,7 @@ from firstfault.extract.codes import (
     LIBRARY_LITERALS,
     NGC_BUILT_FOR,
     NGC_DRIVER_CHECK,
+    RUNTIME_LITERALS,
     WEAK_CUDA_ANCHORS,
     by_whom,
     cuda_message_literals,
@@ -349,6 +350,7 @@ class ExceptionExtractor:
         *ACCEL_OOM_PHRASES,
         *CUDA_LITERALS,
         *WEAK_CUDA_ANCHORS,
+        *RUNTIME_LITERALS,  # another accelerator runtime's result (catalog/cuda.yaml `runtime_results`)
         CUDNN_LITERAL,  # a cuDNN status (catalog/cuda.yaml `cudnn_statuses`)
         *LIBRARY_LITERALS,  # a math library's status (catalog/cuda.yaml `library_statuses`), or cuBLAS's in THC's words
         NGC_DRIVER_CHECK,  # the NGC containers' check of the host's driver ...

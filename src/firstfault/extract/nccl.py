@@ -33,7 +33,14 @@ from firstfault.catalog.tables import (
 )
 from firstfault.extract import prefix as _prefix
 from firstfault.extract.base import Draft, LineContext, LineExtractor
-from firstfault.extract.codes import cuda_error_of, errno_of, nccl_result_of
+from firstfault.extract.codes import (
+    collective_result,
+    cuda_error_of,
+    errno_of,
+    hccl_literals,
+    hccl_result_of,
+    nccl_result_of,
+)
 from firstfault.extract.excclass import errno_limit, setup_errno
 from firstfault.extract.memo import ON, Found, Memo, Spans, digit_free, digits_zeroed, value
 from firstfault.extract.prefix import split_prefixes
@@ -321,11 +328,13 @@ def nccl_error_literals() -> tuple[str, ...]:
     """The NCCL error extractor's words: NCCL's and PyTorch's report words, the words of the local statuses
     of NCCL's socket layer and of its node's set-up (catalog/transport.yaml `local_statuses`, `nccl_node_warns`),
     which PyTorch quotes after `Last error:` without them, and NCCL's own names of its transports
-    (catalog/platform.yaml), which its reports quoted the same way hold. Kept: built from the catalog's tables
+    (catalog/platform.yaml), which its reports quoted the same way hold, and Habana HCCL's results' names and words
+    (catalog/cuda.yaml `hccl_results`, codes.hccl_result_of). Kept: built from the catalog's tables
     (themselves kept), and asked again by classify_nccl for every line it reads (20 us a time)."""
     setup = {w for row in nccl_node_warns() if row.reading in ("setup", "platform") and not row.header
              for w in row.texts}
-    return tuple(sorted(set(NCCL_ERROR_LITERALS) | set(local_literals("nccl")) | setup | set(nccl_transport_names())))
+    return tuple(sorted(set(NCCL_ERROR_LITERALS) | set(local_literals("nccl")) | setup | set(nccl_transport_names())
+                        | set(hccl_literals())))
 
 
 def _node_warn(head: re.Match[str] | None, warn: str | None, body: str) -> NcclNodeWarn | None:
@@ -472,6 +481,14 @@ def _classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
             fields["nccl_result"] = result
         fields.update(_where_in_nccl(head, warn, body))
         found["nccl.error"] = fields
+    elif not found and result is None and (hccl := hccl_result_of(body)) is not None:
+        # Habana's HCCL reporting a call's result (catalog/cuda.yaml `hccl_results`): the collective library failed,
+        # as NCCL's result says, a peer's where the result is a peer's (HCCL's program results stay its symptom too:
+        # no rule of the job's set-up reads HCCL's `invalid usage`)
+        whose = collective_result(body)
+        kind = "nccl.remote_error" if whose is not None and whose.whose == "peer" else "nccl.error"
+        found[kind] = {"detail": detail} if kind == "nccl.remote_error" else {
+            "detail": detail, "nccl_result": hccl, "library": "hccl"}
     return found
 
 

@@ -73,6 +73,7 @@ from firstfault.extract.codes import (
     MESSAGE_CUDA_CODE,
     NGC_DRIVER_CHECK,
     NGC_DRIVER_CODE,
+    RUNTIME_LITERALS,
     WEAK_CUDA_ANCHORS,
     CudaError,
     accelerator_oom,
@@ -93,6 +94,7 @@ from firstfault.extract.codes import (
     path_of,
     pseudo_fs,
     relays_result,
+    runtime_result_of,
     signal_name,
     signal_names,
     signal_of_text,
@@ -1285,7 +1287,8 @@ def _fields(**kw: FieldValue) -> dict[str, FieldValue]:
 # and digit-blind patterns (`\d`, `\w`, `\b`: tests/extract/test_cuda_memo.py holds both), so every body of one
 # zeroed form gives what the first gave. Each rank's `what():  [PG ID 0 PG GUID 0(default_pg) Rank 7121] ... Watchdog
 # caught collective operation timeout: WorkNCCL(SeqNum=24311, ...)` is one key: 25 us a rank, read once (issue 27).
-CUDA_DIGIT_WORDS: Final = (*CUDA_LITERALS, *WEAK_CUDA_ANCHORS, *ACCEL_OOM_PHRASES, *LIBRARY_LITERALS, CUDNN_LITERAL)
+CUDA_DIGIT_WORDS: Final = (*CUDA_LITERALS, *WEAK_CUDA_ANCHORS, *ACCEL_OOM_PHRASES, *LIBRARY_LITERALS, CUDNN_LITERAL,
+                            *RUNTIME_LITERALS)
 _CODE_SHAPES: Final = (CODED_CUDA_MESSAGE.pattern.replace("?P<code>", "?:") + "|"
                        + MESSAGE_CUDA_CODE.pattern.replace("?P<code>", "?:"))
 
@@ -1343,6 +1346,10 @@ def _cuda_drafts(body: str, exc: Exc | None, torch_oom: bool) -> list[Draft]:
     calm = exc is None and any(w in body for w in _CALM_LITERALS) and (
         calm_record(body) or _GLOG_CALM.search(body) is not None)
     err = cuda_error_of(body)
+    # another accelerator runtime's result (Level Zero, Unified Runtime, HIP's own, Synapse: catalog/cuda.yaml
+    # `runtime_results`), read as a CUDA error of its class where no CUDA error is on the line
+    runtime = runtime_result_of(body) if err is None else None
+    err = err if runtime is None else runtime
     if calm and err is not None and err.cls not in _STICKY_CLASSES:
         err = None
     blas = (library_status_of(body) if any(w in body for w in LIBRARY_LITERALS)
@@ -1362,7 +1369,7 @@ def _cuda_drafts(body: str, exc: Exc | None, torch_oom: bool) -> list[Draft]:
     if err.cls in ("other", "usage") and "Cuda failure" in body:
         return []  # a line of NCCL's own report, which the NCCL extractor reads
     fields = _fields(error=err.cls, message=clip(err.message or (exc.msg if exc and exc.msg else body)),
-                     cuda_error=err.name if err.code is not None else None, cuda_code=err.code)
+                     cuda_error=err.name if err.code is not None or runtime is not None else None, cuda_code=err.code)
     return [Draft("app.cuda_error", fields)]
 
 
