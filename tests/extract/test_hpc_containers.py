@@ -12,6 +12,7 @@ import pytest
 
 from firstfault.analysis.analyze import Analyzer
 from firstfault.extract import container
+from firstfault.extract import traceback as tb
 from firstfault.extract.container import container_owns
 from firstfault.model import Verdict
 from tests.conftest import WORKLOAD, BundleMaker
@@ -423,3 +424,145 @@ def test_near_miss_a_pdsh_tag_before_the_helper_still_names_the_host() -> None:
     from firstfault.extract.prefix import split_prefixes
     got = split_prefixes("gpu-node-12: enroot-aufs2ovlfs: failed to set capabilities: Operation not permitted")
     assert got.host == "gpu-node-12" and got.body.startswith("enroot-aufs2ovlfs: failed to")
+
+
+# --- Shifter, Charliecloud, Singularity 2.x and the runtimes' own level tags (brief ctr98) ---------------------------
+# NERSC/shifter 84b7d34, hpc/charliecloud 23de6ee, apptainer/apptainer 917d665 (and 3da34fe^, Singularity 2.x's C),
+# nextflow-io/nextflow SingularityCache.groovy.
+
+
+@pytest.mark.parametrize(
+    ("line", "runtime", "error"),
+    [
+        # NERSC/shifter#241 (verbatim): shifter_core.c loopMount's stat("/dev/loop0") failed, its message glued to the
+        # caller's wrapper (no newline after it): the node's
+        ("ERROR: no apparent support for loop devices!FAILED to loop mount image: /images/f33084b4b6032f9c77744a16517"
+         "4368fa4aed696ac301bfe504fa5533121690f.squashfs", "shifter", "node"),
+        # format: NERSC/shifter src/shifter_core.c loopMount, the kernel without the image's file system
+        ("ERROR: no apparent support for squashfs!", "shifter", "node"),
+        # NERSC/shifter#265 (verbatim): a -V destination the image lacks, where Shifter makes no mount point
+        ('FAILED to create volume "to": /var/udiMount//cromwell-executions/runblastplus_sub/7dbb416c-c861-403b-8f5d-'
+         'd83163751a57/call-shard, cannot create mount points in that location', "shifter", "job"),
+        # format: NERSC/shifter src/shifter_core.c, a -V source that is not there
+        ('FAILED to find volume "from": /global/cscratch1/u/missing', "shifter", "job"),
+        # NERSC/shifter#241 / #265 (verbatim): the wrappers after the reason
+        ("FAILED to mount image on loop device.", "shifter", "start"),
+        ("FAILED to setup user-requested mounts.", "shifter", "start"),
+        ("FAILED to setup image.", "shifter", "start"),
+        # hpc/charliecloud#133 (verbatim, ch-run's older tag without the pid): unshare(CLONE_NEWUSER) refused
+        ("ch-run: can't init user+mount namespaces: Operation not permitted (ch-run.c:519 1)", "charliecloud",
+         "node"),
+        # format: hpc/charliecloud bin/ch_core.c bind_mount, a --bind the job named
+        ("ch-run[4242]: error: can't bind: destination not found: /var/tmp/img/data (ch_core.c:238)", "charliecloud",
+         "job"),
+        ("ch-run[4242]: error: can't bind: source not found: /scratch/u/in (ch_core.c:231)", "charliecloud", "job"),
+        # biocorecrg/master_of_pores#6 (verbatim): Singularity 2.x's bind.c, its loop device (EAGAIN)
+        ("ERROR  : Failed to set loop flags on loop device: Resource temporarily unavailable", "apptainer", "node"),
+        # format: Singularity 2.x core/lib/image/bind.c (apptainer 3da34fe^), the node's loop devices used up
+        ("ERROR  : No more available loop devices, try increasing 'max loop devices' in singularity.conf",
+         "apptainer", "node"),
+        # sylabs/singularity#5274 (verbatim): Apptainer's sylog FATAL tag, no row's words, a storage errno at the end:
+        # the runtime's own read of the image's rootfs (process_linux.go `failed to open %s for inspection`)
+        ("FATAL:   failed to open /bin/sh for inspection: read /bin/sh: stale NFS file handle", "apptainer", "node"),
+        # format: apptainer/apptainer cmd/starter/c/message.c's tag with an errno of a write of its own
+        ("ERROR  : Failed to write session file /var/lib/apptainer/mnt/session/x: No space left on device",
+         "apptainer", "node"),
+        # the runtime's stderr as Nextflow quotes it, indented under `message:` (nextflow SingularityCache.groovy)
+        ("      FATAL:   While making image from oci registry: error fetching image to cache: write "
+         "/home/u/.apptainer/cache/blob/x: disk quota exceeded", "apptainer", "node"),
+        # nextflow-io/nextflow#4823 (verbatim): Nextflow's own wrapper around the pull
+        ("Failed to pull singularity image", "nextflow", "start"),
+    ],
+)
+def test_shifter_charliecloud_and_singularity_words_read_by_what_their_code_does(line: str, runtime: str,
+                                                                                 error: str) -> None:
+    assert holds_literal(EX, line)
+    (d,) = scan(EX, [line], source="application")
+    assert_fields(d, {"runtime": runtime, "error": error})
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a tag as a person retyped it or another program prints it (PostgreSQL's `FATAL:  `, two spaces; Flux's
+        # `FATAL: `): no runtime's, so the storage errno after it stays the storage's (below)
+        "FATAL: failed to open /scratch/u/in.h5: stale NFS file handle",
+        "FATAL:  could not write to file \"pg_wal/xlogtemp.123\": No space left on device",
+        # the runtime's tag with no errno and no row's words: nothing is said of the node (a bad argument, an image
+        # the job named wrongly)
+        "FATAL:   Unable to handle docker://nope/x:latest uri: failed to get checksum",
+        "ERROR  : Unknown option --foo",
+        # Shifter's wrappers' words in another program's own sentence, and Charliecloud's with another verb
+        "could not setup image. retrying",
+        "ch-run[4242]: warning: can't bind-mount /etc/hosts, skipping",
+    ],
+)
+def test_near_misses_of_the_runtimes_tags_and_wrappers_are_no_container_errors(line: str) -> None:
+    assert scan(EX, [line], source="application") == []
+
+
+def test_a_storage_errno_under_the_runtimes_own_tag_is_no_storage_error() -> None:
+    line = "FATAL:   failed to open /bin/sh for inspection: read /bin/sh: stale NFS file handle"
+    assert container_owns(line)
+    assert [(e.kind, e.fields.get("error")) for e in events([line])] == [("container.error", "node")]
+    # near miss: the same words without the runtime's tag (one space: no sylog prefix) are no container's (the last
+    # resort of a failed attempt reads them as the file system's: traceback.words_cause)
+    other = "FATAL: failed to open /scratch/u/in.h5: stale NFS file handle"
+    assert not container_owns(other)
+    assert not [e for e in events([other]) if e.kind == "container.error"]
+    cause = tb.words_cause(other)
+    assert cause is not None and cause.kind == "storage.error"
+
+
+# nextflow-io/nextflow#4823 (verbatim, cut): the pull that Nextflow killed at its pullTimeout
+_PULL_143 = [
+    "Caused by:",
+    " Failed to pull singularity image",
+    " command: singularity pull  --name ghcr.io-x-latest.img.pulling.1710721200833 docker://ghcr.io/x:latest > "
+    "/dev/null",
+    " status : 143",
+    " message:",
+    "   INFO:    Converting OCI blobs to SIF format",
+]
+
+
+def test_a_pull_nextflow_killed_at_its_own_timeout_is_the_jobs_set_up() -> None:
+    got = [(e.kind, e.fields.get("runtime"), e.fields.get("error")) for e in events(_PULL_143)]
+    assert ("container.error", "nextflow", "job") in got
+    assert ("container.error", "nextflow", "start") in got
+
+
+@pytest.mark.parametrize("lines", [
+    # another status is the runtime's own failure, whose lines under `message:` say why (a quoted paste, nf-core's
+    # troubleshooting page: mksquashfs missing, read by its own row)
+    [*_PULL_143[:3], " status : 255", " message:"],
+    # a status line with no wrapper before it (another program's), and one too far below the wrapper
+    ["status : 143"],
+    [*_PULL_143[:3], *(f"line {i}" for i in range(4)), " status : 143"],
+])
+def test_near_miss_a_pull_status_that_is_not_nextflows_kill(lines: list[str]) -> None:
+    got = [(e.kind, e.fields.get("error")) for e in events(lines)]
+    assert ("container.error", "job") not in got
+
+
+def test_shifter_without_a_loop_device_is_the_nodes(make_bundle: BundleMaker) -> None:
+    # NERSC/shifter#241's three lines, stamped, on node-02's rank log
+    text = ("2026-11-02 10:05:00,000 ERROR: no apparent support for loop devices!FAILED to loop mount image: "
+            "/images/f3.squashfs\n"
+            "FAILED to mount image on loop device.\n"
+            "FAILED to setup image.\n"
+            "srun: error: node-02: task 2: Exited with exit code 1\n")
+    v = _analyze(make_bundle, text)
+    assert v.root_cause is not None
+    assert (v.root_cause.category, v.root_cause.nodes) == ("node.container", ["node-02"])
+
+
+def test_a_shifter_volume_the_image_lacks_is_the_jobs(make_bundle: BundleMaker) -> None:
+    text = ('2026-11-02 10:05:00,000 FAILED to create volume "to": /var/udiMount//out/call-shard, cannot create '
+            'mount points in that location\n'
+            "FAILED to setup user-requested mounts.\n"
+            "FAILED to setup image.\n"
+            "srun: error: node-02: task 2: Exited with exit code 1\n")
+    v = _analyze(make_bundle, text)
+    assert v.root_cause is not None
+    assert (v.attributed_domain, v.root_cause.category) == ("software", "app.exception.setup")

@@ -558,6 +558,21 @@ def container_errors() -> tuple[ContainerError, ...]:
     return _unique("platform.yaml", "container_errors", ContainerError, "text")
 
 
+class ContainerLevel(_Row, frozen=True):
+    """A container runtime's own level tag at the start of its error lines, as its source spells it."""
+
+    prefix: Annotated[str, Meta(min_length=6)]  # a prefilter literal, spaces and case as printed
+    runtime: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]*$")]  # who prints it (the event's `runtime`)
+    printed_by: Annotated[str, Meta(min_length=8)]  # the repository and source file that prints it
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def container_levels() -> tuple[ContainerLevel, ...]:
+    """Container runtimes' level tags before their own error lines (catalog/platform.yaml)."""
+    return _unique("platform.yaml", "container_levels", ContainerLevel, "prefix")
+
+
 @lru_cache(maxsize=1)
 @_kept("platform.yaml")
 def container_contexts() -> tuple[str, ...]:

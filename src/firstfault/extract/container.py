@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 import msgspec
@@ -17,8 +18,10 @@ import msgspec
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import (
     ContainerError,
+    ContainerLevel,
     container_contexts,
     container_errors,
+    container_levels,
     container_retries,
     platform_program_of,
     platform_program_table,
@@ -57,10 +60,17 @@ def container_report(text: str) -> ContainerRead | None:
             continue
         if at >= 0:
             found.append((at, row))
+    tagged = runtime_level(text)
     if not found:
+        if tagged is not None and _storage_errno_at(text) is not None and nvml_report(text) is None:
+            # the runtime's own error line, no row's words, ending in a storage errno: its own read or write on the
+            # node (the image's rootfs, its session directory or overlay), the node's container plumbing
+            return ContainerRead(_level_row(tagged[1]), tagged[0])
         return None
     starts = [at for at, row in found if row.container_class == "start"]
     contexts = [i for i in (text.find(c) for c in container_contexts()) if i >= 0]
+    if tagged is not None:
+        contexts.append(tagged[0])  # the runtime's own level tag is a container's context for the words after it
     before = min(starts + contexts, default=len(text))
     kept = [(at, row) for at, row in found if not row.quoted or before < at]
     if not kept or nvml_report(text) is not None:
@@ -78,6 +88,25 @@ def container_report(text: str) -> ContainerRead | None:
     return ContainerRead(row, min([at, *starts, *contexts]))
 
 
+def runtime_level(text: str) -> tuple[int, ContainerLevel] | None:
+    """Where a container runtime's own level tag starts the text (catalog/platform.yaml `container_levels`: Apptainer's
+    `FATAL:   `, its starter's and Singularity 2.x's `ERROR  : `), past any indentation (a workflow manager quoting the
+    runtime's stderr indented, Nextflow's `message:`), and its row; None where no runtime's tag starts it."""
+    body = text.lstrip()
+    for level in container_levels():
+        if body.startswith(level.prefix):
+            return len(text) - len(body), level
+    return None
+
+
+@lru_cache(maxsize=8)
+def _level_row(level: ContainerLevel) -> ContainerError:
+    """The container_errors row a runtime's level tag stands for where its message ends in a storage errno: the node's
+    container plumbing, the tag's words its `text`."""
+    return ContainerError(text=level.prefix.rstrip(), runtime=level.runtime, container_class="node",
+                          printed_by=level.printed_by)
+
+
 def _storage_errno_at(text: str) -> int | None:
     """Where a storage errno's strerror that ends the text stands, or None (codes.storage_strerror_rx)."""
     m = storage_strerror_rx().search(text)
@@ -91,6 +120,37 @@ def _storage_errno_at(text: str) -> int | None:
 _K_QUOTING: Final = "ff.container.quoting"
 _QUOTED_LINES: Final = 4
 _QUOTE_OPENS: Final = ("stderr:", "stdout:", "output:")
+
+
+# A workflow manager's pull of the task's image, killed by its own time limit: Nextflow runs `singularity pull` (or
+# `ch-image pull`) under `proc.waitForOrKill(pullTimeout)` and, where the status is not 0, prints its wrapper (a
+# `start` row of runtime nextflow), then `  command: ...` and `  status : N` (SingularityCache.groovy,
+# CharliecloudCache.groovy runCommand). Groovy's waitForOrKill ends the pull with Process.destroy(), SIGTERM: status
+# 143 is Nextflow's own kill at the pullTimeout the job's configuration sets (nextflow-io/nextflow#4823: raising
+# `singularity.pullTimeout` fixed it), the job's set-up; any other status is the runtime's own, whose lines under
+# `message:` say why.
+_K_PULLING: Final = "ff.container.pulling"
+_PULL_LINES: Final = 3  # the wrapper, `command:` (one line, or wrapped once by a terminal), `status :`
+_PULL_STATUS = re.compile(r"\s{0,16}status : (?P<status>\d{1,3})\s{0,8}$")
+_PULL_KILLED: Final = 128 + 15  # SIGTERM, Process.destroy()
+_STATUS_WORD: Final = "status : "
+
+
+def _pull_killed(state: Mapping[str, object], line: str, lineno: int) -> Draft | None:
+    """container.error (`job`) for the status line of a pull Nextflow killed at its own pullTimeout, within a few lines
+    of its wrapper in the stream (_K_PULLING); None for any other line or status."""
+    held = state.get(_K_PULLING)
+    if not isinstance(held, tuple) or _STATUS_WORD not in line:
+        return None
+    at, row = held
+    m = _PULL_STATUS.match(line)
+    if not (isinstance(at, int) and 0 < lineno - at <= _PULL_LINES and isinstance(row, ContainerError) and m):
+        return None
+    if int(m.group("status")) != _PULL_KILLED:
+        return None
+    return Draft(kind="container.error", fields={
+        "runtime": row.runtime, "error": "job", "text": row.text,
+        "message": f"{row.text}: status {_PULL_KILLED} (SIGTERM: the pull killed at its pullTimeout)"})
 
 
 def quoting_runtime(state: Mapping[str, object], lineno: int) -> ContainerError | None:
@@ -147,10 +207,20 @@ class ContainerErrorExtractor:
         "container.error": frozenset({"runtime", "error", "text", "message", "reported_by"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog", "scheduler"})
-    literals: tuple[str, ...] = tuple(row.text for row in container_errors())
+    # the rows' words, and the runtimes' own level tags (a line under one may be the runtime's alone: runtime_level)
+    literals: tuple[str, ...] = (tuple(row.text for row in container_errors())
+                                 + tuple(level.prefix for level in container_levels()) + (_STATUS_WORD,))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        killed = _pull_killed(ctx.state, line, ctx.lineno)
+        if killed is not None:
+            yield killed
+            return
         fields = container_fields(line)
+        if fields is not None and fields["runtime"] == "nextflow" and fields["error"] == "start":
+            read = container_report(line)
+            if read is not None:
+                ctx.state[_K_PULLING] = (ctx.lineno, read.row)  # its `status : N` follows (_pull_killed)
         if fields is not None:
             if fields["error"] == "start" and line.rstrip().endswith(_QUOTE_OPENS):
                 read = container_report(line)
