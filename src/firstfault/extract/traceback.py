@@ -395,6 +395,21 @@ def _went_on(lead: str, body: str) -> bool:
 #   numbered line (`forrtl: No space left on device`) is any program's `prog: <strerror>` (the storage reader's).
 # - Fortran, GNU's runtime (libgfortran/runtime/error.c): `Fortran runtime error: Cannot open file 'x': No such file
 #   or directory`, after `At line 12 of file io.f90 (unit = 10)`; the message's errno decides as an OSError's does.
+# - Fortran's ERROR STOP with a character stop code (gfortran's libgfortran/runtime/stop.c `error_stop_string`:
+#   `ERROR STOP ` and the code's text, then exit status 1; Fortran 2008): the program's own words for why it stopped.
+#   A numeric code or none (`ERROR STOP 1`, `ERROR STOP`) says nothing of why: no record (the program's message, if
+#   any, is on the lines before).
+# The abort conventions of the HPC frameworks many scientific codes are built on, read as a language's are (their
+# message through the same tables: a CUDA/HIP error, an errno, a device's memory; else the program's own exception):
+# - AMReX (AMReX-Codes/amrex Src/Base/AMReX.cpp `Error_host` through `write_lib_id` and
+#   `write_to_stderr_without_buffering`): `amrex::Error::<rank>::<msg> !!!` for amrex::Error, `amrex::Abort::<rank>::
+#   <msg> !!!` for amrex::Abort (PeleC, WarpX, Nyx, MFIX-Exa, ERF, every AMReX code), then ParallelDescriptor::Abort;
+#   its signal handler's `SIGABRT` and `See Backtrace.<rank> file for details` after it are the abort's.
+# - QUDA's errorQuda (lattice/quda include/util_quda.h and lib/util_quda.cpp `errorQuda_`): the output prefix (`MG
+#   level 0 (GPU): `), `ERROR: <msg>`, then ` (rank <N>, host <H>, <file>:<line> in <func>())`, then comm_abort(1);
+#   the `last kernel called was (...)` line after it is part of the record.
+# The MPI launchers' MPI_ABORT report (extract/launcher.py) and the Fortran runtimes' errors (above) are read where
+# they are; PETSc's `[N]PETSC ERROR:` banner and Kokkos::abort's bare message are not read here.
 # Java's `Exception in thread "main" java.io.IOException: msg` and its `Caused by: ...` chain, and C++'s
 # `terminate called after throwing an instance of 'T'` + `what(): msg` are read elsewhere (`spelled_exception`:
 # the words before the class; extract/exceptions.py `_terminate`: a two-line record).
@@ -432,6 +447,8 @@ class Language:
     chain: Chain | None = None
     # ... but for a message in a form only the language prints, a report by itself (group `msg`: what it says)
     alone: re.Pattern[str] | None = None
+    # the runtime's own mark at the end of the message's line, no word of the program's (AMReX's ` !!!`): cut off
+    tail: str = ""
 
 
 PANIC_CLASS: Final = "panic"  # the exc_type of a panic's reading (Rust's, Go's)
@@ -477,6 +494,12 @@ LANGUAGES: Final[tuple[Language, ...]] = (
              ("forrtl: ",)),
     Language("gfortran", re.compile(r"^\s*Fortran runtime error: (?P<msg>\S.*)$"), "Fortran runtime error",
              ("Fortran runtime error: ",)),
+    Language("gfortran-stop", re.compile(r"^\s*ERROR STOP (?P<msg>(?!-?\d{1,12}\s*$)\S.*)$"), "ERROR STOP",
+             ("ERROR STOP ",)),
+    Language("amrex", re.compile(r"^\s*(?P<cls>amrex::(?:Error|Abort))::\d{1,9}::(?P<msg>.*)$"),
+             "amrex::Abort", ("amrex::Error::", "amrex::Abort::"), tail="!!!"),
+    Language("quda", re.compile(r"^(?:[^\n]{0,120}?: )?ERROR: (?P<msg>\S.*) \(rank \d{1,9}, host [^\s,()]{1,255}, "
+                                r"[^\s:()]{1,255}:\d{1,9} in [^\s()]{1,300}\(\)\)\s*$"), "errorQuda", (", host ",)),
     Language("julia", re.compile(r"^\s*ERROR: (?:LoadError: |On worker \d+:\s*){0,4}" + _JULIA_CLASS
                                  + r"(?:\((?P<args>.*)\))?(?::[ \t]?(?P<msg>.*))?$"), "", ("Error", "Exception")),
 )
@@ -567,6 +590,8 @@ def foreign_exception(body: str) -> Exc | None:
         if not msg and groups.get("args"):
             msg = _unquote(groups["args"])
         msg = _REPANICKED.sub("", msg.strip())  # the runtime's own mark, no word of the program's that it went on
+        if lang.tail and msg.endswith(lang.tail):
+            msg = msg[:-len(lang.tail)]
         cls = groups.get("cls") or lang.cls
         if _went_on("", _REPANICKED.sub("", body.rstrip())):
             return None
@@ -947,8 +972,15 @@ _CALM_LITERALS: Final = ("INFO", "DEBUG", "TRACE", "NOTICE", "<info>", "<debug>"
 _STICKY_CLASSES: Final = frozenset({
     "illegal_address", "misaligned_address", "illegal_instruction", "device_assert", "invalid_pc", "hardware_stack",
     "launch_failure", "launch_timeout", "ecc", "nvlink"})
-# Checkpoint writers that report a full or failing file system without an errno.
-_WRITE_FAILED = re.compile(r"PytorchStreamWriter failed writing file|file write failed|unexpected pos \d+ vs \d+")
+# Checkpoint writers that report a full or failing file system without an errno. AMReX's plotfile and checkpoint
+# writer, VisMF, checks its file stream after each header it writes and stops on a stream gone bad (AMReX-Codes/amrex
+# Src/Base/AMReX_VisMF.cpp: `amrex::Error("Write of Vector<Vector<Real>> failed")`, `Write of VisMF::Header failed`,
+# `Write of VisMF::FabOnDisk failed`, `Write of Vector<VisMF::FabOnDisk> failed`; Src/Base/AMReX_FArrayBox.cpp's FAB
+# data: `FABio_binary::write() failed`, `FABio_ascii::...`, `FABio_8bit::...`): an ofstream's write that failed, no
+# errno (Pele-Suite/PeleC#889: the cluster's storage full). Its reads (`Read of ...`) are no row's.
+_WRITE_FAILED = re.compile(r"PytorchStreamWriter failed writing file|file write failed|unexpected pos \d+ vs \d+"
+                           r"|\bWrite of (?:VisMF::\w{1,20}|Vector<(?:VisMF::FabOnDisk|Vector<Real>)>) failed\b"
+                           r"|\bFABio_(?:binary|ascii|8bit)::write\(\) failed")
 # ... and torch.save's zip writer that could not create its file (`RuntimeError: File ckpt.pt cannot be opened.`):
 # a failed checkpoint write too, when the frames show the save (elsewhere the words mean nothing certain).
 _OPEN_FAILED = re.compile(r"\bcannot be opened\b")

@@ -76,6 +76,11 @@ _WITH_ERROR = re.compile(r"ompletion with error: (?P<text>[A-Za-z][A-Za-z ]{2,60
 # ... and a line of the EFA provider (libfabric's `libfabric:PID:EPOCH::efa:cq:...` header, its `fi_addr_efa://`
 # addresses, `prov_errno`) or of the OFI plugin NCCL loads for it.
 _EFA_CONTEXT = re.compile(r"(?i:\befa\b)|fi_addr_efa|\bprov_errno\b|NET/OFI")
+# ... and a line of the CXI provider (HPE Slingshot): libfabric's log header naming it (`libfabric:47445:1656625588:cxi:
+# core:cxip_ux_onload_cb():2444<warn> ...`; ofi_log's `libfabric:PID:EPOCH:PROV:SUBSYS:FUNC():LINE<LEVEL> `, an empty
+# field for a domain name where one is printed) or one of its functions (`cxip_*`). Its words for a status are the
+# table's cxi rows that say more than a code's name (catalog/transport.yaml, C_RC_NO_SPACE's flow control).
+_CXI_CONTEXT = re.compile(r"\blibfabric:\d{1,10}:\d{1,20}:(?:[^:\s]{0,64}:)?cxi:|\bcxip_\w{1,64}\(")
 # UCX's line header `[host:pid:tid:tid]` (ucs_log_default_handler; the pid may be padded, `[h:9358 :0:9358]`),
 # with the Unix time it puts in front of it in some builds (`[1506867524.064665] [host:pid:tid]`).
 _UCX_HEAD = re.compile(
@@ -230,6 +235,13 @@ def _efa_words() -> tuple[tuple[str, CompletionStatus], ...]:
 
 
 @lru_cache(maxsize=1)
+def _cxi_words() -> tuple[tuple[str, CompletionStatus], ...]:
+    """The CXI provider's own sentences for a status (the cxi rows' texts that are no cxi_rc_to_str() name)."""
+    out = [(t, row) for row in transport_table().completions if row.stack == "cxi" for t in row.texts if " " in t]
+    return tuple(sorted(out, key=lambda w: (-len(w[0]), w[0])))
+
+
+@lru_cache(maxsize=1)
 def _provider_words() -> Mapping[str, CompletionStatus]:
     """A libfabric provider's fi_cq_strerror() words for a status (the cxi and efa rows), as a whole text."""
     return {t: row for row in transport_table().completions if row.stack in ("cxi", "efa") for t in row.texts}
@@ -286,7 +298,8 @@ def socket_peer_status(message: str) -> PeerStatus | None:
 def verbs_literals() -> tuple[str, ...]:
     """The prefilter words of the completion reader: every wording the table holds for it, and UCX's async
     event (so the two never drift apart)."""
-    words = {w for w, _ in _completion_words()} | {w for w, _ in _efa_words()} | {_OFI_POLL_WORD}
+    words = ({w for w, _ in _completion_words()} | {w for w, _ in _efa_words()} | {w for w, _ in _cxi_words()}
+             | {_OFI_POLL_WORD})
     words |= _numbered_literals() | {_WITH_ERROR_WORD}
     # the EFA provider's own lines, which may give the status by its number only (`err: 5, message: ... (7)`),
     # and its abort report's two lines
@@ -381,6 +394,10 @@ def read_completion(body: str, ucx: bool = False) -> dict[str, FieldValue] | Non
         row = _provider_words().get(poll.group("prov").strip()) if poll else None
         if row is not None:
             fields = _fields(row, row.stack)
+    if fields is None and any(w in body for w, _ in _cxi_words()) and _CXI_CONTEXT.search(body):
+        row = next((r for w, r in _cxi_words() if w in body), None)
+        if row is not None:
+            fields = _fields(row, "cxi")
     if fields is None and _EFA_CONTEXT.search(body):
         num = _EFA_ERRNO.search(body)
         row = _by_code().get(("efa", int(num.group("n") or num.group("m")))) if num else None
