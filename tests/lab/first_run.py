@@ -12,16 +12,7 @@ from __future__ import annotations
 WRONG: dict[str, str] = {
     # seventh round (lab breadth, issue 25): 5 of 10 wrong on the first run; dataloader_parquet_corrupt,
     # dataloader_timeout and filelock_timeout fixed since (lab/README.md), these two left
-    "deepspeed_host_unresolvable": (
-        "software/app.exception, want app.exception.setup: DeepSpeed's runner's `RuntimeError: Using hostfile at "
-        "hostfile but host=trainer-07.invalid was not reachable via ssh. If you are running with a single node "
-        "please remove hostfile or setup passwordless ssh.` (after `subprocess.CalledProcessError: Command '['ssh', "
-        "'-o', 'PasswordAuthentication=no', 'trainer-07.invalid', 'hostname']' returned non-zero exit status 255.`) "
-        "is the launch's host list; the summary named the CalledProcessError"),
-    "mpirun_host_unresolvable": (
-        "unknown, want software/app.exception.setup on vm: mpirun's `ssh: Could not resolve hostname trainer-07: "
-        "Name or service not known` before Open MPI's `ORTE was unable to reliably start one or more daemons.` "
-        "(Open MPI drops the domain, orte_keep_fqdn_hostnames); neither line was read"),
+    # (deepspeed_host_unresolvable and mpirun_host_unresolvable fixed since: pass launch98, lab/README.md)
     # eighth round (lab breadth, issue 25): 2 of 8 wrong on the first run, at b5975228; slurm_task_prolog_failed fixed
     # since (lab/README.md), this one left
     "mpirun_rsh_agent_failed": (

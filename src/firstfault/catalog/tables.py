@@ -1052,8 +1052,9 @@ class PeerStatus(_Row, frozen=True):
     texts: Annotated[tuple[str, ...], Meta(min_length=1)]
 
 # The local statuses' stacks whose rows may wait for words of a later line (`confirm`): MPICH's error stack, read as
-# a record; Mooncake's devices, each left out alone until none is left.
-_CONFIRMED_STACKS: Final = frozenset({"mpich", "mooncake"})
+# a record; Mooncake's devices, each left out alone until none is left; a remote shell's failure, until the launcher
+# that ran it gives up.
+_CONFIRMED_STACKS: Final = frozenset({"mpich", "mooncake", "ssh"})
 
 
 class LocalStatus(_Row, frozen=True):
@@ -1069,6 +1070,11 @@ class LocalStatus(_Row, frozen=True):
     # (mpich, mooncake) words one of the record's later lines (mpich), or of the lines after the row's (mooncake),
     # must hold before the status counts
     confirm: tuple[Annotated[str, Meta(min_length=3)], ...] = ()
+    # (ssh) the text is followed by the host the resolver was asked for and its answer (OpenSSH's `%s: Could not
+    # resolve hostname %.100s: %s`): the row counts only where the answer is catalog/transport.yaml
+    # `name_not_found_words` (a name that does not exist), and only for a host outside the job's known allocation
+    # (engine/normalise.py `unknown_hosts`; the event's `peer` is the host)
+    resolver: bool = False
 
 class MpichErrorClass(_Row, frozen=True):
     """An MPI error class as MPICH's error stack names it (`Other MPI error`)."""
@@ -1138,6 +1144,8 @@ def transport_table() -> TransportTable:
             raise CatalogTableError(f"{where}: `during` belongs to an MPICH error stack's rows")
         if item.confirm and item.stack not in _CONFIRMED_STACKS:
             raise CatalogTableError(f"{where}: `confirm` belongs to an MPICH error stack's or a held device's rows")
+        if item.resolver and not (item.stack == "ssh" and item.confirm):
+            raise CatalogTableError(f"{where}: `resolver` belongs to a remote shell's row that a launcher confirms")
         local.append(item)
     classes = tuple(item for _, item in _rows(name, "mpich_error_classes", MpichErrorClass))
     if len({c.text for c in classes}) != len(classes):
@@ -1209,6 +1217,12 @@ def libfabric_errnos() -> tuple[str, ...]:
 def name_not_found_words() -> tuple[str, ...]:
     """The resolver's words for a host name that does not exist (catalog/transport.yaml `name_not_found_words`)."""
     return _strings("transport.yaml", "name_not_found_words")
+
+
+def resolver_statuses() -> frozenset[str]:
+    """The local statuses of a remote shell's name the resolver said does not exist (catalog/transport.yaml
+    `local_statuses`, `resolver: true`): the job's set-up only for a host outside the job's known allocation."""
+    return frozenset(row.name for row in transport_table().local if row.resolver)
 
 
 FabricDaemon = Literal["opensm", "ibacm"]

@@ -29,6 +29,7 @@ from firstfault.catalog.tables import (
     host_local_addresses,
     kueue_end,
     platform_program_of,
+    resolver_statuses,
     storage_tables,
 )
 from firstfault.extract.excclass import SYMPTOM_KINDS, says_little
@@ -263,7 +264,25 @@ def normalise(events: list[Event], ctx: Context, mapper: NodeMapper, grace: time
             if pn:
                 ev.fields["peer_node"] = pn
         out.append(ev)
-    return host_local_dialled(out, mapper.nodes, mapper.ifaces, mapper.local_evidence())
+    return host_local_dialled(unknown_hosts(out, mapper), mapper.nodes, mapper.ifaces, mapper.local_evidence())
+
+
+def unknown_hosts(events: list[Event], mapper: NodeMapper) -> list[Event]:
+    """The remote shell's word that a host of the launch does not exist (catalog/transport.yaml `local_statuses`,
+    `resolver: true`: ssh's `Could not resolve hostname H: Name or service not known`, its launcher giving up after
+    it) kept only for a host outside the job's known allocation: a host list naming a host the job was not given, the
+    job's set-up. Where no allocation is known, or H is one of its nodes (a spelling of one: its short name, FQDN),
+    the lookup made once at launch does not tell a name that never exists from one not published yet (a pod's DNS
+    record): the event is dropped, and the launch's failure is left to what else the evidence says."""
+    statuses = resolver_statuses()
+    out: list[Event] = []
+    for ev in events:
+        peer = ev.fields.get("peer")
+        if ev.kind == "nccl.error" and ev.fields.get("local_status") in statuses and (
+                not mapper.nodes or not isinstance(peer, str) or mapper.inside(peer) is not None):
+            continue
+        out.append(ev)
+    return out
 
 
 # The characters of an IPv4 or IPv6 literal (its zone already taken off), and the first twelve bytes of an

@@ -45,6 +45,7 @@ from firstfault.catalog.tables import (
     UcxStatus,
     help_topics,
     libfabric_errnos,
+    name_not_found_words,
     port_phys_states,
     port_state_key,
     transport_table,
@@ -777,9 +778,10 @@ def bootstrap_self_refused(body: str) -> bool:
 # How far below an error stack's first line its entries (and the words an entry waits for) may be.
 _STACK_LINES: Final = 24
 # A row that waits for a later line's words (`confirm`, outside MPICH's stack: Mooncake's device left out, which is a
-# failure only once the transport says no device was left): (lineno, row, detail, rank, host) of the first such line
-# still waiting; the words must come within _HELD_LINES lines of it (Mooncake prints them at once, one device after
-# another: `Disable device mlx5_0`, then `RdmaTransport: No available RNIC`).
+# failure only once the transport says no device was left; a remote shell's failure, until its launcher gives up):
+# (lineno, row, detail, rank, host, peer) of the first such line still waiting; the words must come within
+# _HELD_LINES lines of it (Mooncake prints them at once, one device after another: `Disable device mlx5_0`, then
+# `RdmaTransport: No available RNIC`; ORTE's help text comes on the line after ssh's).
 _K_HELD = "ff.transport.local_held"
 _HELD_LINES: Final = 32
 
@@ -803,6 +805,20 @@ _MPICH_OFI_WORD: Final = "OFI "
 @lru_cache(maxsize=1)
 def _local_rows() -> tuple[tuple[str, LocalStatus], ...]:
     return tuple((w, row) for stack in _LOCAL_STACKS if stack not in _HELP_STACKS for w, row in _local_words(stack))
+
+
+def unresolved_host(body: str, text: str) -> str | None:
+    """The host a `resolver` row's line (OpenSSH's `ssh: Could not resolve hostname NAME: ANSWER`) names, where the
+    resolver's answer is its word that the name does not exist (catalog/transport.yaml `name_not_found_words`); None
+    for any other answer (EAI_AGAIN's `Temporary failure in name resolution`: the resolver did not answer)."""
+    at = body.find(text)
+    if at < 0:
+        return None
+    host, sep, answer = body[at + len(text):].partition(": ")
+    host = host.strip()
+    if not sep or not host or len(host) > 255 or any(c.isspace() for c in host):
+        return None
+    return host if answer.strip().rstrip(".") in name_not_found_words() else None
 
 
 # --------------------------------------------------------------------------
@@ -933,7 +949,7 @@ class LocalStatusExtractor:
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
         "nccl.error": frozenset({"detail", "stack", "local_status", "setup", "errno", "mpi_call", "mpi_class",
-                                 "names_node"}),
+                                 "names_node", "peer"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
@@ -979,13 +995,21 @@ class LocalStatusExtractor:
                 yield Draft("nccl.error", {"detail": clip(body), "stack": "mpich", "local_status": "ofi_call_failed",
                                            "errno": name, "setup": True}, rank=p.rank, host=p.host)
                 return
-        row = next((r for w, r in _local_rows() if w in body), None)
+        hit = next(((w, r) for w, r in _local_rows() if w in body), None)
+        row = None if hit is None else hit[1]
         detail = clip(body)
+        peer: str | None = None
+        if hit is not None and hit[1].resolver:
+            peer = unresolved_host(body, hit[0])
+            if peer is None:
+                row = None  # the resolver did not say the name does not exist: no set-up
         if row is not None and row.confirm:
             ctx.claimed = True
             held = ctx.state.get(_K_HELD)
             if not (isinstance(held, tuple) and ctx.lineno - held[0] <= _HELD_LINES):
-                ctx.state[_K_HELD] = (ctx.lineno, row, detail, p.rank, p.host)  # the first reason still waiting
+                # the first reason still waiting; a resolver's line is the launching node's own ssh (pdsh tags it with
+                # the host it could not reach, `gpu-17: ssh: Could not resolve hostname gpu-17: ...`): no host
+                ctx.state[_K_HELD] = (ctx.lineno, row, detail, p.rank, None if row.resolver else p.host, peer)
             return
         if _K_HELD in ctx.state:
             confirmed = self._confirmed(body, ctx)
@@ -1042,15 +1066,17 @@ class LocalStatusExtractor:
         held = ctx.state.get(_K_HELD)
         if not isinstance(held, tuple):
             return None
-        start, row, detail, rank, host = held
+        start, row, detail, rank, host, peer = held
         if not isinstance(start, int) or ctx.lineno - start > _HELD_LINES:
             ctx.state.pop(_K_HELD, None)
             return None
         if not any(w in body for w in row.confirm):
             return None
         ctx.state.pop(_K_HELD, None)
-        return Draft("nccl.error", {"detail": detail, "stack": row.stack, "local_status": row.name, "setup": True},
-                     rank=rank, host=host)
+        fields: dict[str, FieldValue] = {"detail": detail, "stack": row.stack, "local_status": row.name, "setup": True}
+        if isinstance(peer, str):
+            fields["peer"] = peer  # the host the launch named (engine/normalise.py unknown_hosts reads it)
+        return Draft("nccl.error", fields, rank=rank, host=host)
 
     @staticmethod
     def _stack(body: str, rank: int | None, host: str | None, ctx: LineContext) -> Iterator[Draft]:
