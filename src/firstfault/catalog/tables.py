@@ -1898,6 +1898,16 @@ class ErrnoInfo(_Row, frozen=True):
     # Objects/exceptions.c, the errno -> class map): read as the errno where the message carries none
     # (`ConnectionResetError: Connection lost`)
     classes: tuple[Annotated[str, Meta(pattern=r"^[A-Z]\w+Error$")], ...] = ()
+    # other numbers programs print for the errno: Linux's kernel-internal codes (include/linux/errno.h, 512-530, "should
+    # never be seen by user programs") that a file system's client lets through to user space, which the C library and
+    # Python's errno module do not name (ENOTSUPP 524 for ENOTSUP, from Cray DVS's flock: HDFGroup/hdf5#3311, `errno =
+    # 524, error message = 'Unknown error 524'`)
+    numbers: tuple[Annotated[int, Meta(ge=512, le=4095)], ...] = ()
+    # the job's set-up where the call that failed is a file lock (flock(2), fcntl(2)'s F_SETLK, lockf(3)): the mount
+    # does not lock, by design or by its configuration, and the job's library asked it to (HDF5 names its own switch:
+    # `file locking disabled on this file system (use HDF5_USE_FILE_LOCKING environment variable to override), errno =
+    # 38, error message = 'Function not implemented'`); on any other call the errno's `side` stands
+    lock_setup: bool = False
 
     def __post_init__(self) -> None:
         import errno
@@ -1921,6 +1931,10 @@ class ErrnoInfo(_Row, frozen=True):
             raise ValueError("file_only marks a storage errno")
         if self.network_only and self.transport_only:
             raise ValueError("an errno is either network_only or transport_only")
+        if self.lock_setup and self.side == "setup":
+            raise ValueError("`lock_setup` gives the set-up side on a file lock to an errno of another side")
+        if self.numbers and isinstance(num, int) and num in self.numbers:
+            raise ValueError(f"{self.name}: its own number is no other number for it")
 
 class PseudoFsInfo(_Row, frozen=True):
     """A pseudo file system by the path it is mounted at (catalog/exceptions.yaml `pseudo_filesystems`)."""

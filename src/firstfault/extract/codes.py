@@ -261,6 +261,13 @@ _ERRNO_NUM = re.compile(r"\[Errno (?P<num>-?\d+)\]\s*(?P<text>[^:'\"]*)")
 # catalog/exceptions.yaml `windows_errors`)
 _WINERROR_NUM = re.compile(r"\[WinError (?P<num>-?\d{1,10})\]")
 _ERRNO_NAME = re.compile(r"\b(?P<name>E[A-Z0-9]{2,15})\b")  # E2BIG, EL2HLT: digits too
+# HDF5's report of a failed system call (HDFGroup/hdf5 src/H5Eprivate.h HSYS_GOTO_ERROR / HSYS_DONE_ERROR: `"%s,
+# errno = %d, error message = '%s'"`, the call's words, errno and strerror(errno); src/H5FDsec2.c's open, read, write,
+# truncate and lock, `unable to open file: name = '%s', errno = %d, error message = '%s', flags = %x, ...`), which
+# h5py and PyTables put in their exception's message and netCDF's HDF5 layer in its error stack: the number decides
+# (strerror may be `Unknown error 524`, the kernel's own code a mount let through: the table's `numbers`).
+_ERRNO_EQUALS = re.compile(r"\berrno = (?P<num>\d{1,4}), error message = '")
+ERRNO_EQUALS_LITERAL: Final = ", error message = '"
 
 
 @lru_cache(maxsize=1)
@@ -300,6 +307,13 @@ def _strerror_folded() -> dict[str, str]:
     return {t.lower(): name for t, name in _strerror_table().items()}
 
 
+@lru_cache(maxsize=1)
+def _other_numbers() -> dict[int, str]:
+    """The other numbers programs print for an errno (catalog/exceptions.yaml `errnos` `numbers`: Linux's
+    kernel-internal ENOTSUPP 524) -> the errno's name."""
+    return {n: name for name, row in errno_table().items() for n in row.numbers}
+
+
 def errno_of(text: str) -> str | None:
     """The errno name a message carries: `[Errno 28]`, `[WinError 112]` (the errno the Windows code stands for),
     `ENOSPC`, or the strerror text (the host's, or Windows' for one of its codes: catalog/exceptions.yaml
@@ -312,6 +326,11 @@ def errno_of(text: str) -> str | None:
     # an unrelated errno (5 is EIO).
     if m and not m.group("num").startswith("-"):
         name = _errno.errorcode.get(int(m.group("num")))
+        if name:
+            return name
+    if ERRNO_EQUALS_LITERAL in text and (e := _ERRNO_EQUALS.search(text)) is not None:
+        code = int(e.group("num"))
+        name = _errno.errorcode.get(code) or _other_numbers().get(code)
         if name:
             return name
     if "[WinError " in text and (w := _WINERROR_NUM.search(text)) is not None:

@@ -354,6 +354,20 @@ _ENDPOINT = re.compile(r"\b(?:tcp|udp|ipc|e?pgm|ws|wss|tipc|vmci)://")
 _CLIENT_OP = re.compile(r"\bconnect\b", re.IGNORECASE)
 
 
+# A file lock as the call that failed, in the words of the programs that take one: HDF5's (src/H5FDsec2.c
+# H5FD__sec2_lock `unable to lock file`, `unable to unlock file`; its older `file locking disabled on this file system
+# (use HDF5_USE_FILE_LOCKING environment variable to override)`), TensorStore's (`Failed to acquire lock on file`),
+# the C calls by name (flock, lockf, fcntl's F_SETLK / F_SETLKW). Linear: fixed words, bounded alternations.
+_LOCK_CALL = re.compile(r"\b(?:[Uu]nable to|[Ff]ailed to|[Cc]annot|[Cc]an't|[Cc]ould not) (?:acquire (?:a |the )?)?"
+                        r"(?:un)?lock\b|\bfile locking\b|\b(?:flock|lockf|F_SETLKW?)\b")
+LOCK_LITERALS: Final = ("lock", "Lock", "LOCK", "F_SETLK")
+
+
+def lock_call(msg: str) -> bool:
+    """The message names a file lock as the call that failed (_LOCK_CALL)."""
+    return any(w in msg for w in LOCK_LITERALS) and _LOCK_CALL.search(msg) is not None
+
+
 def setup_errno(msg: str, transport: bool = False, on_socket: bool = False, network: bool = False) -> str | None:
     """The errno of a message when it is on the job's own set-up side (a port in use, an address the node
     does not have, a privileged port): `errno: 98 - Address already in use`, `name: EADDRINUSE`; with
@@ -367,6 +381,8 @@ def setup_errno(msg: str, transport: bool = False, on_socket: bool = False, netw
         return None  # a client's try at one of its addresses (above), not the job's own endpoint
     name = errno_of(msg)
     row = errno_table().get(name) if name else None
+    if row is not None and row.lock_setup and not on_socket and lock_call(msg):
+        return name  # a mount that does not lock, asked to by the job's library (catalog/exceptions.yaml `lock_setup`)
     if row is not None and row.network_setup:
         # the set-up side only on a network operation (ENODEV: an interface the node does not have); its other side
         # (ENODEV's storage on mmap) is the storage reader's

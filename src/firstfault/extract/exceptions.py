@@ -259,6 +259,9 @@ _foreign = _TerminalLine("app.foreign", tb.foreign_exception)
 
 
 _CHAIN_MAX: Final = 1600  # the most of a report's chain of causes kept (its deepest causes)
+_HDF5: Final = "ff.app.hdf5"  # per stream: the line of the HDF5 error stack's last header or frame
+_HDF5_CLASS_GAP: Final = 2  # a frame's `major:` and `minor:` lines, right under it
+_CTIME: Final = "ff.app.ctime"  # (line, body) of a line HDF5's ctime newline cut (traceback.ctime_cut)
 _REPORT: Final = "ff.app.report"  # per stream: the error report (traceback.report_line) whose chain may follow
 _JS_WAIT: Final = "ff.app.js_wait"  # (line, body, exc) of an error line a JavaScript stack frame may follow
 _SIGNAL_WAIT: Final = "ff.app.signal_wait"  # (line, text) of an error whose signal the next line names
@@ -365,6 +368,7 @@ class ExceptionExtractor:
         *tb.ASSERT_LITERALS,  # a CUDA kernel's failed assert (traceback.device_assert)
         *tb.FATAL_LOG_LITERALS,
         *tb.LANGUAGE_LITERALS,  # another language's uncaught error (Rust's and Go's panic, Go's fatal error, Julia's)
+        *tb.HDF5_LITERALS,  # HDF5's error stack: its header, frames and their class lines, a message ctime cut
         *tb.JS_FRAME_LITERALS,  # a JavaScript stack's frame, after its error's line
         GRPC_STATUS_LITERAL,  # gRPC's status line under its Python error
         *tb.THREAD_LITERALS,
@@ -414,6 +418,16 @@ class ExceptionExtractor:
                 ctx.claimed = True
                 return
         who = rank if rank is not None else ctx.rank
+        if tb.CTIME_REST_LITERAL in body and tb.ctime_rest(body):
+            joined = self._ctime_joined(body, who, ctx)
+            if joined is not None:
+                for draft in joined:
+                    if rank is not None:
+                        draft.rank = rank
+                    yield draft
+                return
+        if tb.ctime_cut(body):
+            ctx.state[_CTIME] = (ctx.lineno, body.rstrip())
         owner = torchrun_entry(ctx.state) if "traceback :" in body else None
         was, ctx.claimed = ctx.claimed, False
         closed = _model(ctx.state).feed(body, who, ctx, owner)
@@ -443,8 +457,11 @@ class ExceptionExtractor:
         else:
             exc = self._terminate(body, who, ctx)
             report = self._report(body, who, ctx) if exc is None else None
+            hdf5 = self._hdf5(body, who, ctx) if exc is None and report is None else None
             if report is not None:
                 drafts = report
+            elif hdf5 is not None:
+                drafts = hdf5
             elif exc is not None:
                 drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
             else:
@@ -593,6 +610,45 @@ class ExceptionExtractor:
                                              "message": tb.clip(body)})]
         drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
         return drafts
+
+    def _hdf5(self, body: str, who: int | None, ctx: LineContext) -> list[Draft] | None:
+        """HDF5's error stack (traceback.hdf5_head, hdf5_frame): its header, its frames and each frame's `major:` /
+        `minor:` lines are claimed; each frame is read (traceback.hdf5_drafts, terminal: the innermost frame that says
+        something decides). None: the line is no part of one."""
+        stacks = ctx.state.setdefault(_HDF5, {})
+        if not isinstance(stacks, dict):
+            return None
+        if tb.hdf5_head(body):
+            stacks[who] = ctx.lineno
+            ctx.claimed = True
+            return []
+        frame = tb.hdf5_frame(body)
+        if frame is not None:
+            stacks[who] = ctx.lineno
+            ctx.claimed = True
+            return tb.hdf5_drafts(frame[1])
+        at = stacks.get(who)
+        if isinstance(at, int) and 0 < ctx.lineno - at <= _HDF5_CLASS_GAP and tb.hdf5_class_line(body):
+            ctx.claimed = True  # (the frame's line stays the mark: its two class lines, no more)
+            return []
+        return None
+
+    def _ctime_joined(self, body: str, who: int | None, ctx: LineContext) -> list[Draft] | None:
+        """The rest of a message HDF5's ctime newline cut (traceback.ctime_rest), right after the cut line this stream
+        read: the two read as one line, an HDF5 frame's or a lone exception's, at the rest's place (it says more: the
+        errno). None: no cut line right before it."""
+        cut = ctx.state.pop(_CTIME, None)
+        if not isinstance(cut, tuple) or ctx.lineno - cut[0] != 1:
+            return None
+        joined = f"{cut[1]}{body.strip()}"
+        ctx.claimed = True
+        frame = tb.hdf5_frame(joined)
+        if frame is None:
+            return _lone(joined)
+        stacks = ctx.state.setdefault(_HDF5, {})
+        if isinstance(stacks, dict):
+            stacks[who] = ctx.lineno  # the frame's class lines come under its rest
+        return tb.hdf5_drafts(frame[1])
 
     def _report(self, body: str, who: int | None, ctx: LineContext) -> list[Draft] | None:
         """A language's error report with its chain of causes (traceback.LANGUAGES `chain`: Rust's anyhow / eyre

@@ -677,6 +677,76 @@ def report_drafts(report: ReportLine, chain: str) -> list[Draft]:
     return drafts
 
 
+# HDF5's error stack (HDFGroup/hdf5 src/H5Eint.c, H5E__walk_cb / H5E__print: the library prints it to stderr where a
+# call of its API fails, unless the program turned the automatic printing off). One record: a header per error class,
+# `HDF5-DIAG: Error detected in HDF5 (1.14.0) MPI-process 14:` (`thread N` where MPI is not initialised, or in a
+# serial build), then one frame a line from the API call down to the failure, `  #000: <file> line <N> in
+# <function>(): <message>` numbered from 0, each with its `    major: <class>` and `    minor: <class>` lines
+# (H5Epubgen.h's major and minor messages). The innermost frame is the failure itself, the frames above it the calls
+# that passed it up; its message decides as an exception's would (the errno HDF5 quotes from the system call that
+# failed, `unable to lock file, errno = 524, ...`: extract/codes.py errno_of; else the library's own refusal, the
+# program's use of it). A stack's frames may be posted without their header (a thread's excerpt): a frame alone is one.
+HDF5_CLASS: Final = "HDF5"  # the exc_type of an HDF5 stack's reading
+_HDF5_HEAD = re.compile(r"^\s*[\w -]{1,40}-DIAG: Error detected in [\w -]{1,40} "
+                        r"\(\d{1,3}\.\d{1,3}\.\d{1,4}[\w.-]{0,20}\)(?: MPI-process \d{1,9}| thread \d{1,24})?:\s*$")
+_HDF5_FRAME = re.compile(r"^\s*#(?P<n>\d{3,4}): \S{1,1000} line \d{1,7} in (?P<func>H5\w{0,100})\(\)"
+                         r"(?:: (?P<msg>\S.{0,4000}))?$")
+_HDF5_CLASS_LINE = re.compile(r"^\s*(?:major|minor): \S")
+# HDF5's sec2 (and log, direct, core) driver's report of a read or write that failed puts ctime(3)'s text in it,
+# newline and all (src/H5FDsec2.c H5FD__sec2_read / _write: `file write failed: time = %s, filename = '%s', file
+# descriptor = %d, errno = %d, error message = '%s', buf = %p, ...` with HDctime(&mytime)): the message is cut after the
+# year, and its errno is on the next line, `, filename = '...', ..., errno = 28, error message = 'No space left on
+# device', ...` (h5py/h5py#1120). The two lines are one message.
+_CTIME_CUT = re.compile(r"\btime = [A-Za-z]{3} [A-Za-z]{3} [ \d]?\d \d\d:\d\d:\d\d \d{4}\s*$")
+_CTIME_REST = re.compile(r"^\s*, filename = '")
+CTIME_REST_LITERAL: Final = ", filename = '"
+HDF5_LITERALS: Final = ("-DIAG: Error detected in ", " in H5", "major: ", "minor: ", CTIME_REST_LITERAL)
+
+
+def ctime_cut(body: str) -> bool:
+    """Whether the line ends in HDF5's `time = <ctime>`, its message going on on the next line (_CTIME_CUT)."""
+    return "time = " in body and _CTIME_CUT.search(body) is not None
+
+
+def ctime_rest(body: str) -> bool:
+    """Whether the line is the rest of an HDF5 driver's message that ctime's newline cut (`, filename = '...`)."""
+    return CTIME_REST_LITERAL in body and _CTIME_REST.match(body) is not None
+
+
+def hdf5_head(body: str) -> bool:
+    """Whether the line is an HDF5 error stack's header (`HDF5-DIAG: Error detected in HDF5 (x.y.z) ...:`)."""
+    return "-DIAG: " in body and _HDF5_HEAD.match(body) is not None
+
+
+def hdf5_frame(body: str) -> tuple[int, str] | None:
+    """An HDF5 error stack's frame: its number and its message (the function's name where it has none)."""
+    if " in H5" not in body:
+        return None
+    m = _HDF5_FRAME.match(body)
+    if m is None:
+        return None
+    return int(m.group("n")), (m.group("msg") or m.group("func")).strip()
+
+
+def hdf5_class_line(body: str) -> bool:
+    """Whether the line is a frame's `major:` or `minor:` line."""
+    return _HDF5_CLASS_LINE.match(body) is not None
+
+
+def hdf5_drafts(message: str) -> list[Draft]:
+    """What an HDF5 stack's frame says, read as a traceback's last line's message (errno, set-up, the exception
+    table's rows). Marked `terminal` and `report`, as a report's chain is (report_drafts): each deeper frame comes on a
+    later line of the stream and so supersedes the one before it, unless it says less (engine/normalise.py
+    `terminal_lines`): the innermost frame that says something decides."""
+    exc = Exc(HDF5_CLASS, HDF5_CLASS, message)
+    drafts, _ = classify(message, exc, False, False)
+    for d in drafts:
+        if d.kind != "process.signal":
+            d.fields["terminal"] = True
+            d.fields["report"] = True
+    return drafts
+
+
 # gRPC's Python error prints its status on a line of its own under the class's (`grpc._channel._InactiveRpcError:
 # <_InactiveRpcError of RPC that terminated with:`, then `\tstatus = StatusCode.UNAVAILABLE`): the status the RPC
 # ended with, read as that error's message (the class line before it says nothing the status does not).
