@@ -574,6 +574,23 @@ class NotFired(RuntimeError):
     """The job ended, or stalled, before its fault fired: the lab's own failure, not the fault's."""
 
 
+class HelpLost(NotFired):
+    """Open MPI's mpirun lost a rank's help message: the fault's evidence may not be in the run (`_help_lost`)."""
+
+
+def _help_lost(log: Path) -> bool:
+    """Whether Open MPI's mpirun lost what its ranks had to say: Open MPI 4.1.4's mpirun at times fails to unpack a
+    rank's help message (`ORTE_ERROR_LOG: Data unpack would read past end of buffer in file .../show_help.c`), the
+    message itself gone: seen in CI on mpirun_btl_missing, whose component error is only in that message; here 12
+    of 24 runs three at a time, 16 of 24 without --tag-output, 13 of 24 with orte_base_help_aggregate=0, 7 of 24
+    with a TMPDIR each, 0 of 12 one at a time on a busy machine, and now and then one at a time beside the test
+    suite. A run whose log has those lines and no help message left (no `-----` frame) did not record its fault as
+    a user's run of it mostly does (the lost message is the cause the fault makes): the lab's launcher failed, not
+    the fault, and the run is made again (`run_many`)."""
+    text = log.read_text(errors="replace") if log.exists() else ""
+    return "ORTE_ERROR_LOG" in text and "show_help.c" in text and "-" * 40 not in text
+
+
 def _fired(work: Path, fault: Fault, procs: list[subprocess.Popen[bytes]]) -> dict[int, int]:
     """The pids in the fault ranks' markers, once every one is written."""
     try:
@@ -628,6 +645,8 @@ def run_local(fault: Fault, out: Path) -> RunResult:
             (work / f"marker-rank{r}").exists() for r in fault.ranks.split(",")):
         # seen on a loaded machine: Ray's node timed out during start-up, before any rank ran a step
         raise NotFired(f"the fault never fired: no marker of ranks {fault.ranks} (exit {rcs})")
+    if fault.mode == "mpirun" and _help_lost(bundle / LOCAL_LOGS["mpirun"].format(node=host)):
+        raise HelpLost("mpirun lost its ranks' help messages (ORTE_ERROR_LOG in show_help.c, no message left)")
     workload = _static_workload(fault, host, t0, t1, rc, [{"kind": "application", "path": LOCAL_LOGS[fault.mode]}])
     _write_yaml(bundle / "workload.yaml", workload)
     shutil.rmtree(work, ignore_errors=True)
@@ -823,8 +842,11 @@ def select(names: Iterable[str] | None = None, mode: str = "all") -> list[Fault]
 def lane_of(f: Fault) -> str:
     """The lane a fault runs in: its own, else "kernel-log" for the faults whose bundle keeps the node's kernel log
     for the run's window (one run's kernel lines, a loop device's errors or an OOM kill, must not land in another's:
-    the first run of the ninth round's two loop-device faults, side by side, had both in each)."""
-    return f.lane or ("kernel-log" if f.kernel_log or f.memcg_limit else "")
+    the first run of the ninth round's two loop-device faults, side by side, had both in each), "mpirun" for
+    Open MPI's jobs (two mpiruns side by side on one host garble each other's help messages: Open MPI 4.1.4's mpirun
+    then prints only `ORTE_ERROR_LOG: Data unpack would read past end of buffer in file .../show_help.c`, the rank's
+    own message lost; seen in CI on mpirun_btl_missing, and in 12 of 24 runs three at a time here, 0 of 12 alone)."""
+    return f.lane or ("kernel-log" if f.kernel_log or f.memcg_limit else "mpirun" if f.mode == "mpirun" else "")
 
 
 def run_many(faults: list[Fault], out: Path, workers: int = 2, clusters: dict[str, Any] | None = None,
@@ -847,9 +869,18 @@ def run_many(faults: list[Fault], out: Path, workers: int = 2, clusters: dict[st
                     r = run_local(f, out)
                 except NotFired as exc:
                     # as for a stuck torchrun run: the job broke before its fault fired (seen on a loaded
-                    # machine: Ray's node timed out during start-up), the lab's failure: once more, and say so
-                    r = run_local(f, out)
-                    r.detail = f"{r.detail} (second try: {exc})"
+                    # machine: Ray's node timed out during start-up), the lab's failure: once more, and say so; a
+                    # help message mpirun lost (`_help_lost`, at times one run in two on a loaded machine) up to
+                    # five times more
+                    tries = 6 if isinstance(exc, HelpLost) else 2
+                    for n in range(2, tries + 1):
+                        try:
+                            r = run_local(f, out)
+                            break
+                        except HelpLost:
+                            if n == tries:
+                                raise
+                    r.detail = f"{r.detail} (try {n}: {exc})"
             elif f.mode == "torchrun":
                 try:
                     r = run_torchrun(f, out)

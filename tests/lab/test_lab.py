@@ -153,7 +153,20 @@ def _analyse(lab_runs: dict[str, Any], analyzer: Analyzer, name: str) -> None:
         assert v.attributed_domain not in DEFINITIVE, (
             f"{name}: FALSE DEFINITIVE: expected {exp['domain']}, got {got} ({summary}); bundle {r.bundle}")
     problems = compare(v, exp)
-    assert not problems, f"{name}: {problems}\n  got: {got}\n  summary: {summary}\n  bundle: {r.bundle}"
+    assert not problems, (f"{name}: {problems}\n  got: {got}\n  summary: {summary}\n  bundle: {r.bundle}"
+                          f"\n  run: {r.detail}\n{_tails(r.bundle)}")
+
+
+def _tails(bundle: Path, lines: int = 12, budget: int = 6000) -> str:
+    """The last lines of each log the run wrote, for the failure's message: a fresh run's bundle is gone with the
+    session (CI keeps only what the test printed), and a run that went otherwise than its capture is read here."""
+    out: list[str] = []
+    for f in sorted(p for p in bundle.rglob("*") if p.is_file() and p.suffix not in (".yaml", ".md")):
+        tail = f.read_text(errors="replace").splitlines()[-lines:]
+        out.append(f"  == {f.relative_to(bundle)} (last {len(tail)} lines)")
+        out += [f"  | {line[:200]}" for line in tail]
+    text = "\n".join(out)
+    return text if len(text) <= budget else text[:budget] + "\n  | ..."
 
 
 @pytest.mark.parametrize("name", TORCHRUN)
