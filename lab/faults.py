@@ -160,6 +160,25 @@ Ninth round (lab breadth, issue 25: storage, network, launchers, the scheduler; 
   `app.exception.setup` on the node;
 - a Slurm array job one of whose tasks fails (task 0 completes, task 1's rank 1 raises): the failed task's
   exception, `app.exception` on the node; the array's other task completing changes nothing.
+
+Tenth round (lab breadth, issue 25: checkpoints and data written and read through the libraries jobs use beside
+torch.save, h5py / HDF5, netCDF4, orbax-checkpoint over TensorStore; docs/verdict.md decides each):
+- a checkpoint or output file written through such a library into a file system that is full (ENOSPC, whatever the
+  library's own words around it: HDF5's `file write failed ... errno = 28`, TensorStore's `RESOURCE_EXHAUSTED ... [OS
+  error 28]`, or netCDF's `NetCDF: HDF error`, which hides the errno): ENOSPC writing a checkpoint or the job's data,
+  storage / storage.filesystem on the node, as the first round's enospc_checkpoint (whose C++ writer named no errno
+  either): the expectation is the fault's, not what its evidence happens to say;
+- two ranks of one job opening the same HDF5 file for writing at once (the second meets HDF5's file lock, `unable to
+  lock file, errno = 11`): a resource the job's own other process holds, the job's own bug: the workload's exception,
+  `app.exception` on that rank's node (never storage: the file system did what it should; a lock a mount does not
+  give at all, ENOSYS / ENOTSUP, is the set-up's, not made here);
+- an output the job asks its library not to write over that is already there (netCDF4's `clobber=False`, `NetCDF:
+  File exists && NC_NOCLOBBER`; orbax's save to a step directory an earlier run of the same experiment left,
+  `Destination ... already exists.`): verdict.md's "what the job asked for that cannot be (... an output enroot will
+  not write over ...)" and "a working directory or output file the node cannot give": `app.exception.setup` on the
+  node of the rank that raised;
+- an HDF5 checkpoint cut short and read back (`truncated file: eof = ...`) with no error from the storage itself: the
+  workload's exception reading it, `app.exception`, as the third round's ckpt_truncated.
 """
 
 from __future__ import annotations
@@ -844,6 +863,47 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
           "scheduler / scheduler.time_limit.", domain="scheduler", category="scheduler.time_limit",
           outcome="timeout", affected_nodes=[], lab_fault="time_limit", lane="slurm-admin", slurm_profile="admin",
           admin_at_marker=(("update", "jobid={jobid}", "timelimit=1"),), timeout=300.0),
+    # ------------------------------------------------ tenth round: storage through h5py, netCDF4, orbax (issue 25)
+    Fault("h5_ckpt_enospc", "torchrun",
+          "Rank 0 saves the final checkpoint as HDF5 (h5py, one dataset per tensor, 4 MiB of optimizer state) to a "
+          "full 1 MiB file system: HDF5's sec2 driver's write fails ('file write failed: ... errno = 28, error "
+          "message = 'No space left on device''), h5py raises OSError; the peers fail in the final barrier. A "
+          "checkpoint write that failed for lack of space: storage / storage.filesystem on the node.",
+          domain="storage", category="storage.filesystem", lab_fault="h5_save", ranks="0", tmpfs_checkpoint=True),
+    Fault("netcdf_enospc", "torchrun",
+          "Rank 0 writes its evaluation predictions (4 MiB) as netCDF-4 (netCDF4-python over HDF5) to a full 1 MiB "
+          "file system: netCDF reports only 'RuntimeError: NetCDF: HDF error' (its HDF5 layer's error stack is not "
+          "printed); the peers fail in the final barrier. The job's data write failed for lack of space: storage / "
+          "storage.filesystem on the node, whatever the library says of it.",
+          domain="storage", category="storage.filesystem", lab_fault="netcdf_save", ranks="0", tmpfs_checkpoint=True),
+    Fault("orbax_ckpt_enospc", "torchrun",
+          "Rank 0 saves the final checkpoint with orbax-checkpoint (StandardCheckpointer, TensorStore's OCDBT "
+          "driver, 4 MiB of random optimizer state) to a full 1 MiB file system: TensorStore's write fails "
+          "('RESOURCE_EXHAUSTED: Error writing ... No space left on device [os_error_code=28]'), logged by orbax's "
+          "background threads and raised as ValueError; the peers fail in the final barrier. A checkpoint write "
+          "that failed for lack of space: storage / storage.filesystem on the node.",
+          domain="storage", category="storage.filesystem", lab_fault="orbax_save", ranks="0", tmpfs_checkpoint=True),
+    _sw("h5_lock_conflict", "app.exception",
+        "At step 3 rank 0 opens the run's metrics file (HDF5, h5py mode 'w') and keeps it open; rank 1, by the "
+        "job's own mistake, opens the same file for writing too (mode 'a') once rank 0 has it: HDF5's file lock "
+        "refuses it ('BlockingIOError: [Errno 11] Unable to synchronously open file (unable to lock file, errno = "
+        "11, ...)'); the peers fail in gloo. A resource the job's own other process holds: the workload's exception "
+        "on rank 1's node.", lab_fault="h5_lock"),
+    _sw("h5_ckpt_truncated", "app.exception",
+        "At step 3 rank 0 saves the model as an HDF5 checkpoint (h5py) and an interrupted copy cuts it to half its "
+        "size; every rank rolls back to it and HDF5 refuses the file ('OSError: Unable to synchronously open file "
+        "(truncated file: eof = N, sblock->base_addr = 0, stored_eof = M)'). No storage error: the workload's "
+        "exception reading it, as ckpt_truncated.", lab_fault="h5_truncated"),
+    _sw("netcdf_noclobber", "app.exception.setup",
+        "At step 3 rank 0 writes its evaluation output with netCDF4.Dataset(path, 'w', clobber=False) to the path an "
+        "earlier run of the same experiment left a file at (the run's name reused): netCDF refuses ('OSError: "
+        "[Errno -35] NetCDF: File exists && NC_NOCLOBBER'); the peers fail in gloo. An output the job asked not to "
+        "write over that is there: app.exception.setup on the node.", lab_fault="netcdf_noclobber", ranks="0"),
+    _sw("orbax_step_exists", "app.exception.setup",
+        "At step 3 rank 0 saves its checkpoint with orbax-checkpoint (StandardCheckpointer) to the step's directory, "
+        "which an earlier run of the same experiment left (the run's name reused, started without resuming): orbax "
+        "refuses ('ValueError: Destination .../step-0003 already exists.'); the peers fail in gloo. An output the "
+        "job's library will not write over: app.exception.setup on the node.", lab_fault="orbax_exists", ranks="0"),
     # ------------------------------------------------ third round: the scheduler acting on nodes and partitions
     _admin("slurm_node_down",
            "While every rank waits at step 3 the job's node is set DOWN (scontrol update state=down, as a health "

@@ -168,6 +168,101 @@ def checkpoint(model: torch.nn.Module, step: int) -> None:
     log.info("saved checkpoint %s", path)
 
 
+# tenth round: checkpoints and data written and read through the libraries jobs use beside torch.save (imported only
+# for these faults). The optimizer state is random: TensorStore compresses zeros to nothing.
+def _big_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    g = torch.Generator().manual_seed(0)
+    return {**model.state_dict(), "optim": torch.rand(1 << 20, generator=g)}  # 4 MiB
+
+
+def library_save(model: torch.nn.Module, step: int) -> None:
+    """Rank 0's final save through h5py, netCDF4 or orbax-checkpoint into the driver's 1 MiB tmpfs (ckpt-small)."""
+    target = WORKDIR / "ckpt-small"
+    target.mkdir(parents=True, exist_ok=True)
+    state = {k: v.detach().numpy() for k, v in _big_state(model).items()}
+    if FAULT == "h5_save":
+        import h5py
+
+        path = target / f"step-{step:04d}.h5"
+        with h5py.File(path, "w") as f:
+            for k, v in state.items():
+                f.create_dataset(k, data=v)
+    elif FAULT == "netcdf_save":
+        import netCDF4
+
+        path = target / f"eval-{step:04d}.nc"
+        ds = netCDF4.Dataset(str(path), "w")
+        ds.createDimension("sample", state["optim"].size)
+        ds.createVariable("prediction", "f4", ("sample",))[:] = state["optim"]
+        ds.close()
+    else:
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+        import orbax.checkpoint as ocp
+
+        path = target / f"step-{step:04d}"
+        ckptr = ocp.StandardCheckpointer()
+        ckptr.save(path.absolute(), state)
+        ckptr.wait_until_finished()
+    log.info("saved checkpoint %s", path)
+
+
+def library_step(model: torch.nn.Module, step: int) -> None:
+    """The step-3 faults of the tenth round (every rank calls it; the barriers fix the order)."""
+    out = WORKDIR / "out"
+    out.mkdir(parents=True, exist_ok=True)
+    if FAULT == "h5_lock":
+        import h5py
+
+        # rank 0 keeps the run's metrics file open for writing; rank 1 opens the same file for writing too
+        path = out / "metrics.h5"
+        held = h5py.File(path, "w") if RANK == 0 else None
+        dist.barrier()
+        if fires():
+            log.info("step %d: appending metrics to %s", step, path)
+            with h5py.File(path, "a") as f:
+                f.create_dataset(f"rank{RANK}/step{step}", data=[1.0])
+        dist.barrier()
+        if held is not None:
+            held.close()
+    elif FAULT == "h5_truncated":
+        import h5py
+
+        path = out / f"step-{step:04d}.h5"
+        if RANK == 0:
+            with h5py.File(path, "w") as f:
+                for k, v in _big_state(model).items():
+                    f.create_dataset(k, data=v.detach().numpy())
+            os.truncate(path, path.stat().st_size // 2)  # an interrupted copy
+        dist.barrier()
+        log.info("step %d: rolling back to %s", step, path)
+        with h5py.File(path, "r") as f:
+            model.load_state_dict({k: torch.from_numpy(f[k][()]) for k in model.state_dict()})
+    elif FAULT == "netcdf_noclobber":
+        import netCDF4
+
+        path = out / f"eval-{step:04d}.nc"
+        if fires():
+            netCDF4.Dataset(str(path), "w").close()  # what the earlier run of the same experiment left there
+            log.info("step %d: writing evaluation output %s", step, path)
+            ds = netCDF4.Dataset(str(path), "w", clobber=False)
+            ds.close()
+        dist.barrier()
+    elif FAULT == "orbax_exists":
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
+        path = (out / "orbax" / f"step-{step:04d}").absolute()
+        if fires():
+            import orbax.checkpoint as ocp
+
+            state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+            ckptr = ocp.StandardCheckpointer()
+            ckptr.save(path, state)  # the earlier run of the same experiment, which left step 3's directory
+            ckptr.wait_until_finished()
+            log.info("step %d: saving checkpoint %s", step, path)
+            ckptr.save(path, state)
+            ckptr.wait_until_finished()
+        dist.barrier()
+
+
 def rollback(model: torch.nn.Module, step: int) -> None:
     """Saves a checkpoint and reads it straight back, as a job that rolls back after a loss spike does.
 
@@ -411,6 +506,8 @@ def main() -> None:
             if RANK == 0:
                 torch.save(model.module.state_dict(), step_dir / "model.pt")
                 log.info("step %d: saved %s", step, step_dir / "model.pt")
+        if FAULT in ("h5_lock", "h5_truncated", "netcdf_noclobber", "orbax_exists") and step == FAULT_STEP:
+            library_step(model.module, step)
         if FAULT == "cpu_limit" and fires(step):
             cpu_limited_evaluation()
         if FAULT == "pids_limit" and fires(step):
@@ -561,6 +658,8 @@ def main() -> None:
     final_save = FAULT.startswith("enospc_checkpoint") or FAULT in ("completed_warnings", "ckpt_eacces", "fsize_limit")
     if final_save and RANK == 0:
         checkpoint(model.module, STEPS)
+    if FAULT in ("h5_save", "netcdf_save", "orbax_save") and RANK == 0:
+        library_save(model.module, STEPS)
     dist.barrier()
     log.info("training finished after %d steps", STEPS)
     teardown()
