@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from firstfault.collect.scan import feed_lines
+from firstfault.collect.scan import Extraction, feed_lines
 from firstfault.extract import codes, memo, nccl
 from firstfault.extract.base import Candidate
 
@@ -132,6 +132,60 @@ def test_a_quiet_template_of_classify_nccl_answers_each_rank_nothing() -> None:
         # The near miss: a body of NCCL's words is classified, whatever quiet templates came before.
         got = nccl.classify_nccl("[Rank 3] NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)")
         assert got, got
+
+
+# Each rank's NCCL INFO lines the error reader is handed for its INFO words (`NCCL INFO TUNER/Plugin: `, catalog/
+# transport.yaml `nccl_info_lines`): NCCL's tuner plugin loader's own lines (NVIDIA/nccl src/misc/tuner.cc
+# ncclLoadTunerPlugin, v2.19-2.21: `Plugin load returned %d : %s : when loading %s`, `Using internal tuner plugin.`),
+# behind NCCL's INFO header with each rank's host, pid and device. None holds a word of nccl_error_literals.
+_TUNER = ("node-{n}:{pid}:{tid} [{d}] NCCL INFO TUNER/Plugin: Plugin load returned 11 : libnccl-net.so: cannot open "
+          "shared object file: No such file or directory : when loading libnccl-tuner.so")
+_TUNER_INTERNAL = "node-{n}:{pid}:{tid} [{d}] NCCL INFO TUNER/Plugin: Using internal tuner plugin."
+
+
+def _error_reads(lines: list[str]) -> list[tuple[list[str], bool]]:
+    """NcclErrorExtractor's reading of each line on its own stream (each rank's file): kinds, and claimed."""
+    out = []
+    for r, line in enumerate(lines):
+        ex = Extraction((nccl.NcclErrorExtractor(),))
+        drafts, ctx = ex.drafts(Candidate("application", f"app/rank-{r}.log", 1, "node-001", r, None, line))
+        out.append(([d.kind for d in drafts], ctx is not None and ctx.claimed))
+    return out
+
+
+def test_each_ranks_nccl_info_line_asks_the_error_words_once_a_template() -> None:
+    lines = [t.format(n=800 + r, pid=34000 + r, tid=34100 + r, d=r % 8) for r in range(40)
+             for t in (_TUNER, _TUNER_INTERNAL)]
+    with memo.fastpath(False):
+        slow = _error_reads(lines)
+    m = next(x for x in memo._ALL if x.name == "nccl.classify.zeroed")
+    with memo.fastpath(True):
+        fast = _error_reads(lines)
+        # two templates (a device of one digit, hosts and pids of three and five), each searched for the words once;
+        # every other copy, and the second question of each line (_benign_warn's after _read_error's), answered
+        assert len(m) == 2 and m.hits >= 2 * 40, (len(m), m.hits, m.misses)
+    assert fast == slow
+    assert all(kinds == [] for kinds, _ in fast)
+
+
+@pytest.mark.parametrize("line", [
+    # The near misses: the same header over a WARN with the words of a `benign` row (src/net.cc ncclNetPluginInit,
+    # v2.18.3: `NET/Plugin : No plugin found (libnccl-net.so), using internal implementation`), and over a failure's
+    # WARN (src/transport/net_ib.cc): read by their words after the quiet INFO templates of the same header.
+    "node-812:34099:34159 [6] NCCL WARN NET/Plugin : No plugin found (libnccl-net.so), using internal implementation",
+    "node-812:34099:34159 [6] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.3.61.17<53146> "
+    "with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid ::ffff:10.3.61.16 remoteGids::ffff:10.3.61.17",
+])
+def test_a_line_with_the_words_is_read_after_quiet_templates_of_its_header(line: str) -> None:
+    quiet = [_TUNER.format(n=812, pid=34099, tid=34159, d=6), _TUNER_INTERNAL.format(n=812, pid=34099, tid=34159, d=6)]
+    with memo.fastpath(False):
+        slow = _error_reads([line])
+    with memo.fastpath(True):
+        _error_reads(quiet)
+        fast = _error_reads([line])
+    assert fast == slow
+    kinds, claimed = fast[0]
+    assert kinds or claimed  # a failure's event, or the benign fallback understood
 
 
 def test_a_word_with_a_digit_turns_the_quiet_templates_off(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -292,14 +292,34 @@ def classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
     return {k: dict(v) for k, v in _classified(body).items()}
 
 
-# Most lines classify_nccl is asked about hold none of its words (nccl_error_literals), and its answer is then
+# Most lines the NCCL error reader is asked about hold none of its words (nccl_error_literals), and its answer is then
 # "nothing" before anything else is read: remembered by the body's template too (its digits zeroed), only that answer,
 # and only while no word holds a digit (memo.digit_free: then a body holds a word exactly when its template does).
 # Each rank's watchdog line (`[Rank 86] Some NCCL operations have failed ...`) is one template, where the body memo
-# above missed on every rank.
+# above missed on every rank; so are each rank's NCCL INFO lines the reader is handed for its INFO words (`NCCL INFO
+# TUNER/Plugin: ...`), whose header names the rank's host and pid: every reading of the words asks _without_words.
 _QUIET: Memo[bool] = Memo("nccl.classify.zeroed")  # holds True only: a template without any of the words
 _NOTHING: Final[dict[str, dict[str, FieldValue]]] = {}
 _words_digit_free: list[bool] = []
+
+
+def _without_words(body: str) -> bool:
+    """Does `body` hold none of nccl_error_literals? With the fast paths on and every word digit-free, a template
+    found without them is remembered (_QUIET) and each later copy answered from it (a 90-word test is 4-9 us a
+    line, the template's lookup under 1)."""
+    if not ON[0]:
+        return not any(lit in body for lit in nccl_error_literals())
+    if not _words_digit_free:
+        _words_digit_free.append(digit_free(nccl_error_literals()))
+    if not _words_digit_free[0]:
+        return not any(lit in body for lit in nccl_error_literals())
+    key = digits_zeroed(body)
+    if _QUIET.find(key) is not None:
+        return True
+    if any(lit in body for lit in nccl_error_literals()):
+        return False
+    _QUIET.put(key, True)
+    return True
 
 
 def _classified(body: str) -> dict[str, dict[str, FieldValue]]:
@@ -309,16 +329,9 @@ def _classified(body: str) -> dict[str, dict[str, FieldValue]]:
     got = _CLASSIFIED.find(body)
     if got is not None:
         return got
-    if not _words_digit_free:
-        _words_digit_free.append(digit_free(nccl_error_literals()))
-    if _words_digit_free[0]:
-        key = digits_zeroed(body)
-        if _QUIET.find(key) is not None:
-            return _NOTHING
-        if not any(lit in body for lit in nccl_error_literals()):
-            _QUIET.put(key, True)
-            return _NOTHING
-    got = _classify_nccl(body)
+    if _without_words(body):
+        return _NOTHING
+    got = _classify_worded(body)
     _CLASSIFIED.put(body, got)
     return got
 
@@ -383,8 +396,11 @@ def _report_head(body: str) -> tuple[re.Match[str] | None, str | None]:
 
 
 def _classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
-    if not any(lit in body for lit in nccl_error_literals()):
-        return {}
+    return {} if _without_words(body) else _classify_worded(body)
+
+
+def _classify_worded(body: str) -> dict[str, dict[str, FieldValue]]:
+    """_classify_nccl of a body that holds one of nccl_error_literals."""
     if "terminate called after throwing" in body and "what()" not in body:
         return {}  # the type alone; its what() line says what failed
     head, warn = _report_head(body)
@@ -828,7 +844,7 @@ def _announced(body: str) -> NcclNodeWarn | None:
 
 def _benign_warn(body: str) -> bool:
     """Whether the line is an NCCL WARN whose words are a `benign` row's: understood, no event."""
-    if not any(lit in body for lit in nccl_error_literals()):
+    if _without_words(body):
         return False
     head, warn = _nccl_head(body)
     row = _node_warn(head, warn, body) if warn is not None else None
