@@ -30,7 +30,8 @@ from tests.conftest import WORKLOAD, BundleMaker
 
 HEADER = ("Events:\n  Type     Reason                  Age   From               Message\n"
           "  ----     ------                  ----  ----               -------\n")
-SCHEDULED = "  Normal   Scheduled               36s   default-scheduler  Successfully assigned default/train-0 to gpu-node-3\n"
+SCHEDULED = ("  Normal   Scheduled               36s   default-scheduler  Successfully assigned "
+             "default/train-0 to gpu-node-3\n")
 
 
 def describe(text: str) -> list[Event]:
@@ -77,7 +78,8 @@ def test_other_events_are_not(word: str | None) -> None:
 DRA = ("  Warning  FailedPrepareDynamicResources  22s  kubelet  Failed to prepare dynamic resources: prepare dynamic "
        "resources: NodePrepareResources: rpc error: code = DeadlineExceeded desc = context deadline exceeded\n")
 # a sandbox whose runtime timed out (containerd's CRI deadline): no CNI's or runtime's words the catalog reads
-SANDBOX = ("  Warning  FailedCreatePodSandBox  35s   kubelet            Failed to create pod sandbox: rpc error: code = "
+SANDBOX = ("  Warning  FailedCreatePodSandBox  35s   kubelet            Failed to create pod "
+           "sandbox: rpc error: code = "
            "DeadlineExceeded desc = context deadline exceeded\n")
 
 
@@ -87,7 +89,8 @@ def test_an_unread_start_failure_is_marked() -> None:
 
 
 def test_a_later_start_clears_it() -> None:
-    later = ("  Normal   Pulled                  20s   kubelet            Container image \"busybox\" already present on "
+    later = ("  Normal   Pulled                  20s   kubelet            Container image "
+             "\"busybox\" already present on "
              "machine\n  Normal   Created                 20s   kubelet            Created container train\n")
     assert unstarted(describe(HEADER + SCHEDULED + SANDBOX + later)) == []
 
@@ -99,7 +102,8 @@ def test_the_scheduled_event_alone_does_not_clear_it() -> None:
 
 def test_a_message_the_catalog_reads_stands_for_it() -> None:
     # NVIDIA/k8s-device-plugin#479: the runtime's words (container_errors) are the event's reading, not a bare symptom
-    row = ("  Warning  FailedCreatePodSandBox  5s    kubelet            Failed to create pod sandbox: rpc error: code = "
+    row = ("  Warning  FailedCreatePodSandBox  5s    kubelet            Failed to create pod "
+           "sandbox: rpc error: code = "
            "Unknown desc = failed to get sandbox runtime: no runtime for \"nvidia\" is configured\n")
     events = describe(HEADER + SCHEDULED + row)
     assert unstarted(events) == []
@@ -109,12 +113,14 @@ def test_a_message_the_catalog_reads_stands_for_it() -> None:
 # ---------------------------------------------------------------- the CNI's words
 
 
-MULTUS_641 = ("Failed to create pod sandbox: rpc error: code = Unknown desc = failed to set up sandbox container \"9f53\" "
+MULTUS_641 = ("Failed to create pod sandbox: rpc error: code = Unknown desc = failed to set up "
+              "sandbox container \"9f53\" "
               "network for pod \"xxx-86pk5\": networkPlugin cni failed to set up pod \"xxx-c02-86pk5_xxx\" network: "
               "Multus: [xxx/xxx]: error loading k8s delegates k8s args: TryLoadPodDelegates: error in getting k8s "
               "network for pod: GetNetworkDelegates: failed getting the delegate: GetCNIConfig: err in "
               "GetCNIConfigFromFile: No networks found in /etc/cni/multus/net.d")
-SRIOV_208 = ("Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox \"9489\": "
+SRIOV_208 = ("Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup "
+             "network for sandbox \"9489\": "
              "[default/samplepod:sriov-net]: error adding container to network \"sriov-net\": SRIOV-CNI failed to "
              "configure VF \"failed to set vf 2 vlan: operation not supported\"")
 DP_388 = ("Failed to create pod sandbox: rpc error: code = Unknown desc = failed to set up sandbox container \"cff5\" "
@@ -134,7 +140,8 @@ CALICO = ("Failed to create pod sandbox: rpc error: code = Unknown desc = failed
 CALICO_OLD = ("Failed to create pod sandbox: rpc error: code = Unknown desc = failed to create pod network sandbox "
               "k8s_vpn-89998f945-w9r9r_kube-system_643f(1dfa): error adding container to network \"k8s-pod-network\": "
               "Failed to request 1 IPv4 addresses. IPAM allocated only 0.")
-HOST_LOCAL = ("Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox \"a1\": "
+HOST_LOCAL = ("Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup "
+              "network for sandbox \"a1\": "
               "plugin type=\"bridge\" failed (add): failed to allocate for range 0: no IP addresses available in range "
               "set: 10.244.1.1-10.244.1.254")
 NOT_READY = ("network is not ready: container runtime network not ready: NetworkReady=false "
@@ -171,7 +178,8 @@ def test_a_wrapper_alone_says_only_that_it_did_not_start(message: str) -> None:
     # the node condition's and the kubelet's own log of a node whose CNI is not up yet (every node says it at boot)
     "Ready  False  Mon, 11 Mar 2024 10:00:00 +0000  KubeletNotReady  container runtime network not ready: "
     "NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized",
-    "E0311 10:00:00.000000 812 kubelet.go:2855] \"Container runtime network not ready\" networkReady=\"NetworkReady=false "
+    "E0311 10:00:00.000000 812 kubelet.go:2855] \"Container runtime network not ready\" "
+    "networkReady=\"NetworkReady=false "
     "reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized\"",
     # the same words in lower case from another program (a lowercase libcni clone), and an INI tool's warning
     "no networks found in /etc/cni/net.d",

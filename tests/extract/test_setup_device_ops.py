@@ -15,15 +15,23 @@ def _read(lines: list[str]) -> list[tuple[str, object]]:
     return [(e.kind, e.fields.get("setup")) for e in events(lines) if e.kind == "app.exception"]
 
 
+def _status(lines: list[str]) -> list[tuple[str, object]]:
+    return [(e.kind, e.fields.get("error")) for e in events(lines) if e.kind in ("app.exception", "app.cuda_error")]
+
+
 def test_an_accelerator_the_runtime_could_not_acquire() -> None:
-    assert _read(["RuntimeError: synStatus=8 [Device not found] Device acquire failed."]) == [("app.exception", True)]
+    # Synapse's synNoDeviceFound, read by its number as CUDA's codes are (catalog/cuda.yaml runtime_results): the
+    # devices the job's set-up chose, class device_choice, which the verdict takes as app.exception.setup
+    assert _status(["RuntimeError: synStatus=8 [Device not found] Device acquire failed."]) == [
+        ("app.cuda_error", "device_choice")]
 
 
 def test_an_accelerator_near_miss() -> None:
-    # another status of the same runtime: a graph compile's generic failure is no device the process lacked
-    assert _read(["RuntimeError: Graph compile failed. synStatus=synStatus 26 [Generic failure]."]) == [
-        ("app.exception", None)]
-    assert _read(["RuntimeError: synStatus=26 [Generic failure] Device acquire failed."]) == [("app.exception", None)]
+    # another status of the same runtime: a graph compile's generic failure (synFail) is no device the process lacked
+    assert _status(["RuntimeError: Graph compile failed. synStatus=synStatus 26 [Generic failure]."]) == [
+        ("app.cuda_error", "other")]
+    assert _status(["RuntimeError: synStatus=26 [Generic failure] Device acquire failed."]) == [
+        ("app.cuda_error", "other")]
 
 
 def test_an_op_that_was_not_built() -> None:
