@@ -107,9 +107,16 @@ def test_a_client_out_of_retries_on_another_server_is_not_an_object_store() -> N
 
 
 def test_an_http_error_that_names_no_object_store_is_not_one() -> None:
-    # cockpit-project/bots#3991: S3's words, from urllib, with no store named in the exception itself
-    d = one("urllib.error.HTTPError: HTTP Error 503: Slow Down")
+    # a 503 with HTTP's standard reason phrase, from urllib, with no store named in the exception itself: any server's
+    d = one("urllib.error.HTTPError: HTTP Error 503: Service Unavailable")
     assert d.kind == "app.exception" and "fs" not in d.fields
+
+
+def test_an_http_error_quoting_the_stores_own_status_line_is_the_store() -> None:
+    # cockpit-project/bots#3991: S3's own reason phrase (`503 Slow Down`, catalog/exceptions.yaml `status_line`), from
+    # urllib, names S3's SlowDown though the exception names no store
+    d = one("urllib.error.HTTPError: HTTP Error 503: Slow Down")
+    assert d.kind == "storage.error" and d.fields["store_code"] == "SlowDown"
 
 
 @pytest.mark.parametrize(("message", "code", "side"), [
@@ -121,8 +128,8 @@ def test_an_http_error_that_names_no_object_store_is_not_one() -> None:
     # scylladb/scylla-manager#3195: the S3 XML body
     ("<Error><Code>RequestTimeout</Code><Message>Your socket connection to the server was not read from or written "
      "to within the timeout period. Idle connections will be closed.</Message>", "RequestTimeout", "store"),
-    # cockpit-project/bots#3991
-    ("HTTP Error 503: Slow Down", "503", "store"),
+    # cockpit-project/bots#3991: S3's own status line names the code (`status_line`)
+    ("HTTP Error 503: Slow Down", "SlowDown", "store"),
     # carloscarcamo/aws-lambda-unzip-py#2
     ("An error occurred (NoSuchKey) when calling the GetObject operation: The specified key does not exist.",
      "NoSuchKey", "workload"),

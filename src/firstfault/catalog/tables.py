@@ -1958,6 +1958,10 @@ class ObjectStoreCodeInfo(_Row, frozen=True):
     # the printing library's own description of the code, as its to-string function returns it (the AWS Common
     # Runtime's aws_error_str: `error 14339 (Response code indicates throttling)`)
     said: Annotated[str, Meta(min_length=12, max_length=160)] | None = None
+    # the HTTP status line the store answers the code with, where its reason phrase is the store's own and no
+    # standard one (S3's `503 Slow Down`): an HTTP client's error that quotes the status and reason names the code
+    # (urllib's `HTTP Error 503: Slow Down`; extract/excclass.py `_PHRASED`)
+    status_line: Annotated[str, Meta(pattern=r"^[45]\d\d [A-Z][A-Za-z]*(?: [A-Z][A-Za-z]*){0,4}$")] | None = None
 
     def __post_init__(self) -> None:
         if self.cause is not None and self.side != "store":
@@ -2313,7 +2317,7 @@ def fortran_runtime_error_table() -> Mapping[int, FortranRuntimeErrorInfo]:
 def object_store_code_table() -> Mapping[str, ObjectStoreCodeInfo]:
     """Object-store error codes and HTTP statuses -> side (catalog/exceptions.yaml)."""
     rows = _unique("exceptions.yaml", "object_store_codes", ObjectStoreCodeInfo, "code")
-    for field in ("aws_cpp", "said"):
+    for field in ("aws_cpp", "said", "status_line"):
         seen: dict[object, str] = {}
         for r in rows:
             value = getattr(r, field)

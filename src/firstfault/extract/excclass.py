@@ -480,6 +480,9 @@ def _code_of(m: re.Match[str]) -> str:
 def store_code(cls: str, msg: str) -> str | None:
     """The error code or HTTP status an object store's error names: in its message, else its class's name
     where the table knows it (google-api-core's `TooManyRequests`, MinIO's `NoSuchKey`)."""
+    phrased = _phrased_code(msg)  # a store's own status line names its code (`HTTP Error 503: Slow Down`)
+    if phrased is not None:
+        return phrased
     m = _STORE_CODE.search(msg) or _STORE_SPELLED.search(msg)
     if m is not None:
         code = _code_of(m)
@@ -545,19 +548,55 @@ _STORE_SPELLED = re.compile(r"An error occurred \((?P<a>\w+)\) when calling|<Cod
                             r"|\bError executing an HTTP request: HTTP response code (?P<tf>\d{3})\b"
                             r"|\bError executing an HTTP request: libcurl code (?P<cv>\d{1,3}) meaning\b"
                             r"|\bError \[(?P<cw>\d{1,3})\]=[^\n\]\[]{0,120}? in curl operation\b")
+# A store's own HTTP reason phrase beside its status (`object_store_codes` `status_line`: S3's `503 Slow Down`), as the
+# HTTP clients quote the status line in their errors without the store's code (audited against each client's source):
+# urllib's HTTPError (CPython Lib/urllib/error.py: `HTTP Error %s: %s` % (code, msg), the server's reason), requests'
+# raise_for_status (requests/models.py: `%s Server Error: %s for url: %s`, the reason as sent), aiohttp's
+# ClientResponseError (aiohttp/client_exceptions.py: `{status}, message={message!r}, url=...`), and the status line
+# whole as httpx (`Server error '503 Slow Down' for url ...`), Go's net/http `Response.Status` and reqwest (`HTTP status
+# server error (503 Slow Down) for url ...`) print it. botocore and google-api-core print no reason phrase of the
+# server's (botocore's message for a bodiless answer is http.client's standard phrase, `An error occurred (503) when
+# calling the HeadObject operation: Service Unavailable`; google-api-core's `503 GET <url>: <the body's message>`):
+# their classes and codes decide there. A status with a standard phrase (`503 Service Unavailable`) is any server's.
+def _phrased_rx() -> re.Pattern[str]:
+    lines = sorted(r.status_line for r in object_store_code_table().values() if r.status_line is not None)
+    phrases = re.alternation(sorted({line.partition(" ")[2] for line in lines}))
+    return re.compile(r"(?:\bHTTP Error (?P<s>\d{3}): |\b(?P<s2>\d{3}) (?:Client|Server) Error: "
+                      r"|\b(?P<s3>\d{3}), message=['\"]|\b(?P<s4>\d{3}) )(?P<phrase>" + phrases + r")\b")
+
+
+_PHRASED: Final = _phrased_rx()
+
+
+def _phrased_code(msg: str) -> str | None:
+    """The code whose status line (`object_store_codes` `status_line`) an HTTP client's error quotes (_PHRASED)."""
+    if not any(p in msg for p in STORE_PHRASES):
+        return None
+    for m in _PHRASED.finditer(msg):
+        status = m.group("s") or m.group("s2") or m.group("s3") or m.group("s4")
+        code = _STATUS_LINES.get(f"{status} {m.group('phrase')}")
+        if code is not None:
+            return code
+    return None
+
+
+_STATUS_LINES: Final = {r.status_line: c for c, r in object_store_code_table().items() if r.status_line is not None}
+# The stores' own reason phrases (`Slow Down`): a line that holds one reaches the exception extractor.
+STORE_PHRASES: Final = tuple(sorted({line.partition(" ")[2] for line in _STATUS_LINES}))
+
 # The words every spelling of _STORE_SPELLED holds: a line of its own that holds one reaches the exception extractor
 # (extract/exceptions.py's prefilter), which reads a listed code in it (traceback._logged).
 STORE_SPELLED_WORDS: Final = ("An error occurred (", "<Code>", "AWS Error ", "; Error Code: ", "api error ",
                               "ExceptionName: ", "Exception name: ", "AWSError '", "S3::Errors::",
                               "ErrorResponse(code = ", "googleapi: Error ", "'Error': {'Code': '",
                               '"Error": {"Code": "', "curlCode: ", "Error executing an HTTP request: ",
-                              " in curl operation", "AWS_ERROR_", *sorted(_crt_said()))
+                              " in curl operation", "AWS_ERROR_", *sorted(_crt_said()), *STORE_PHRASES)
 
 # The spellings of _STORE_SPELLED whose code is a number (libcurl's, the C++ SDK's, an HTTP status): a line that holds
 # one is read by its digits' value, so it is never remembered by its digits made `0` (extract/exceptions.py
 # _DIGIT_WORDS: `AWS Error [code 99]`, which names nothing, is not `AWS Error [code 15]`).
 STORE_DIGIT_WORDS: Final = ("AWS Error [code ", "curlCode: ", "libcurl code ", "HTTP response code ",
-                            " in curl operation")
+                            " in curl operation", *STORE_PHRASES)
 
 
 def spelled_store_code(msg: str) -> str | None:
@@ -569,7 +608,7 @@ def spelled_store_code(msg: str) -> str | None:
         code = _code_of(m)                   # HeadObject operation: curlCode: 28, ...` names the curl code after
         if code in object_store_code_table():
             return code
-    return None
+    return _phrased_code(msg)
 
 
 def store_cause(code: str | None) -> str | None:

@@ -515,6 +515,12 @@ class ExceptionExtractor:
                                              "message": tb.clip(end.frames[-1])})
                 out.append((d, end.head, end.text))
                 continue
+            if tb.launcher_plumbing(end.frames):
+                # the launcher's own traceback cut where it reports its workers' failure (torchrun's launch_agent,
+                # whose exception line would be ChildFailedError: an envelope): a failure seen, no cause of its own
+                d = Draft("app.exception", {"envelope": True, "message": tb.clip(end.frames[-1])})
+                out.append((d, end.head, end.text))
+                continue
             d = Draft("app.exception", {"terminal": True, "truncated": True, "message": tb.clip(end.frames[-1])})
             who = end.who[0] if isinstance(end.who, tuple) else end.who
             if isinstance(who, int) and who != end.head.rank:

@@ -1083,7 +1083,9 @@ _UNREACHABLE = re.compile(r"timed out|[Tt]imeout|host not found|Name or service 
 
 # The launcher's own code around the workers: torchrun's elastic agent that starts, polls and reaps the
 # worker processes and reads the error files they leave (torch.distributed.elastic.multiprocessing, the agent
-# server); torch.multiprocessing.spawn's join (mp.spawn: ProcessRaisedException around a worker's traceback,
+# server) and its launch API around the agent (torch/distributed/launcher/api.py: elastic_launch's `__call__` and
+# `launch_agent`, which raises ChildFailedError for the workers that failed); torch.multiprocessing.spawn's join
+# (mp.spawn: ProcessRaisedException around a worker's traceback,
 # ProcessExitedException for a worker's exit code or signal); `accelerate launch`, which waits on its one
 # child and raises CalledProcessError with the exit status. An exception whose innermost frame outside the
 # Python standard library is here (`JSONDecodeError` from an error.json a dying worker left empty; `process 1
@@ -1092,6 +1094,7 @@ _UNREACHABLE = re.compile(r"timed out|[Tt]imeout|host not found|Name or service 
 # mp.spawn prints inside its message, is read as a traceback of its own). Signal and errno readings come
 # first (`terminated with signal SIGKILL`, `died with <Signals.SIGKILL: 9>`, a full disk under a log tailer).
 _LAUNCHER_PLUMBING = re.compile(r"torch[/\\]distributed[/\\]elastic[/\\](?:multiprocessing|agent[/\\]server)[/\\]"
+                                r"|torch[/\\]distributed[/\\]launcher[/\\]api\.py"
                                 r"|torch[/\\]multiprocessing[/\\]spawn\.py|accelerate[/\\]commands[/\\]launch\.py")
 # ... and a program that runs the job as its one child and raises subprocess's CalledProcessError with the child's
 # exit status, whatever its own code (LLaMA-Factory's `llamafactory-cli train` running `torchrun`, a GUI running
