@@ -20,6 +20,7 @@ from firstfault.bundle import Bundle, Context, load_bundle
 from firstfault.collect.evidence import collect_bundle
 from firstfault.model import Verdict
 from tests import tier
+from tests.lab.first_run import WRONG as LAB_WRONG
 from tests.test_wild import KNOWN_FALSE_ALARM, KNOWN_FALSE_DEFINITIVE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,7 +76,12 @@ def test_lab_runs_followed_live_never_name_a_cause_the_final_verdict_does_not(an
             silent.append(path.name)
             continue
         assert exp["domain"] not in ("none", "unknown"), f"{path.name}: a provisional cause where none is expected"
-        assert _agrees(v, exp), f"{path.name}: provisional {v.root_cause.category} vs expected {exp}"
+        if path.name in LAB_WRONG:  # wrong on its first run (tests/lab/first_run.py): the final verdict is the measure
+            final = analyzer.analyze_path(str(path))
+            assert final.root_cause is not None and final.root_cause.category == v.root_cause.category, (
+                f"{path.name}: provisional {v.root_cause.category} vs final {final.root_cause}")
+        else:
+            assert _agrees(v, exp), f"{path.name}: provisional {v.root_cause.category} vs expected {exp}"
         named.append(path.name)
     # Completed runs (a caught exception logged with its traceback; a worker group torchrun restarted) and the
     # symptom-only runs give nothing while they run.
