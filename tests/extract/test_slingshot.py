@@ -129,10 +129,13 @@ def test_a_held_report_stays_unclaimed_until_the_stack_shows() -> None:
 
 @pytest.mark.parametrize("line", [
     FLUX,
+    "flux-slingshot: cxi1: cxil_alloc_svc: No space left on device",
     "Sep 13 10:00:01 hetchy1003 flux[1234]: flux-slingshot: cxi0: cxil_alloc_svc: Resource temporarily unavailable",
 ])
 def test_fluxs_prolog_unable_to_make_the_service_is_the_scheduler(line: str) -> None:
     assert read([line]) == [("prolog", "flux-slingshot", service([line])[0].fields.get("errno"))]
+    # the NIC's resources in libcxi's errno are not the job's storage
+    assert [e for e in events([line]) if e.kind == "storage.error"] == []
 
 
 @pytest.mark.parametrize("line", [
@@ -148,6 +151,8 @@ def test_fluxs_other_lines_are_not_the_service(line: str) -> None:
 
 @pytest.mark.parametrize(("line", "source"), [
     ("slurmstepd: error: Slingshot service allocation failed on cxi0: Invalid argument", "application"),
+    ("[2024-05-01T10:00:00.123] error: Slingshot service allocation failed on cxi0: No space left on device",
+     "application"),
     ("May  1 10:00:00 nid001 slurmd[812]: error: Slingshot service allocation failed on cxi1: Invalid argument",
      "syslog"),
 ])
