@@ -1253,6 +1253,34 @@ def fabric_daemon_messages() -> tuple[FabricDaemonMessage, ...]:
     return _unique("transport.yaml", "fabric_daemon_messages", FabricDaemonMessage, ("daemon", "code", "words"))
 
 
+CxiPrinter = Literal["provider", "consumer", "prolog"]
+
+
+class CxiServiceFailure(_Row, frozen=True):
+    """HPE Slingshot's CXI stack saying that the job found no CXI service (the VNI and resources the NIC lets a
+    process use) on its node (catalog/transport.yaml `cxi_service_failures`)."""
+
+    printer: CxiPrinter  # who prints it: the CXI provider, a program over libfabric, the scheduler's own helper
+    text: Annotated[str, Meta(min_length=8)]  # its fixed words, case as printed
+    source: Annotated[str, Meta(min_length=8)]  # the repository, file and function that print it
+    # the words of the printer's tag before the text on the line (`flux-slingshot: `), where it has one
+    after: Annotated[str, Meta(min_length=4)] | None = None
+    # the errnos the row takes (the number after the text, `-38`, or the words, `Function not implemented`); none: any
+    errnos: tuple[Annotated[str, Meta(pattern=r"^E[A-Z0-9]+$")], ...] = ()
+    program: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9\-]+$")] | None = None  # the printer's name, where known
+
+    def __post_init__(self) -> None:
+        if self.printer != "prolog" and not self.errnos:
+            raise ValueError("a provider's or a consumer's row names the errnos it takes")
+
+
+@lru_cache(maxsize=1)
+@_kept("transport.yaml")
+def cxi_service_failures() -> tuple[CxiServiceFailure, ...]:
+    """catalog/transport.yaml `cxi_service_failures` in order; a text appears once."""
+    return _unique("transport.yaml", "cxi_service_failures", CxiServiceFailure, "text")
+
+
 class NcclFork(_Row, frozen=True):
     """A collective library that prints NCCL's debug lines with its own word where NCCL's stands
     (catalog/transport.yaml `nccl_forks`)."""

@@ -66,6 +66,7 @@ from firstfault.extract.nccl import NCCL_ERROR_LITERALS, mark_failure, nccl_owns
 from firstfault.extract.numerics import numerics
 from firstfault.extract.prefix import MARKUP_TAG_LITERALS
 from firstfault.extract.reasons import text_reasons
+from firstfault.extract.slingshot import CXI_STACK
 from firstfault.extract.torchrun import torchrun_entry
 
 # UCX's own log record (`[host:pid:tid] ucp_worker.c:1498 UCX  ERROR uct_iface_open(rc_verbs/mlx5_0:1) failed:
@@ -87,6 +88,10 @@ def _alone_read(body: str) -> tuple[list[Draft], bool]:
         one = tb.standalone(body)
         if one is not None and one.kind == "storage.error" and container_owns(body):
             # a container runtime's scratch space on the node (extract/container.py), not the job's storage
+            return [], False
+        if one is not None and one.kind == "storage.error" and CXI_STACK.search(body) is not None:
+            # the Slingshot NIC's own resources in its stack's words (libcxi's `cxil_alloc_svc: No space left on
+            # device`, a CXI device's), not the job's storage (extract/slingshot.py)
             return [], False
         drafts = [one] if one is not None else []
     return drafts, True

@@ -29,6 +29,7 @@ def line_extractors() -> tuple[LineExtractor, ...]:
         runend,
         services,
         signals,
+        slingshot,
         slurmerr,
         span,
         torchrun,
@@ -37,6 +38,7 @@ def line_extractors() -> tuple[LineExtractor, ...]:
     from firstfault.extract.unrecognized import ErrorWords
 
     return (*gpu.EXTRACTORS, *container.EXTRACTORS, *host.EXTRACTORS, *nccl.EXTRACTORS, *verbs.EXTRACTORS,
+            *slingshot.EXTRACTORS,
             *hang.EXTRACTORS, *exceptions.EXTRACTORS, *exceptions.JOURNAL_EXTRACTORS, *cann.EXTRACTORS,
             *numerics.EXTRACTORS, *torchrun.EXTRACTORS,
             *signals.EXTRACTORS,

@@ -55,6 +55,7 @@ from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.excclass import errno_limit, peer_errno, setup_errno
 from firstfault.extract.launcher import MPI_FATAL_WORDS, mpi_fatal
 from firstfault.extract.prefix import split_prefixes
+from firstfault.extract.slingshot import CXI_RECORD
 from firstfault.extract.traceback import clip, exception_shape
 from firstfault.model import FieldValue
 
@@ -77,11 +78,9 @@ _WITH_ERROR = re.compile(r"ompletion with error: (?P<text>[A-Za-z][A-Za-z ]{2,60
 # ... and a line of the EFA provider (libfabric's `libfabric:PID:EPOCH::efa:cq:...` header, its `fi_addr_efa://`
 # addresses, `prov_errno`) or of the OFI plugin NCCL loads for it.
 _EFA_CONTEXT = re.compile(r"(?i:\befa\b)|fi_addr_efa|\bprov_errno\b|NET/OFI")
-# ... and a line of the CXI provider (HPE Slingshot): libfabric's log header naming it (`libfabric:47445:1656625588:cxi:
-# core:cxip_ux_onload_cb():2444<warn> ...`; ofi_log's `libfabric:PID:EPOCH:PROV:SUBSYS:FUNC():LINE<LEVEL> `, an empty
-# field for a domain name where one is printed) or one of its functions (`cxip_*`). Its words for a status are the
-# table's cxi rows that say more than a code's name (catalog/transport.yaml, C_RC_NO_SPACE's flow control).
-_CXI_CONTEXT = re.compile(r"\blibfabric:\d{1,10}:\d{1,20}:(?:[^:\s]{0,64}:)?cxi:|\bcxip_\w{1,64}\(")
+# ... and a line of the CXI provider (HPE Slingshot): libfabric's log header naming it or one of its functions
+# (extract/slingshot.py `CXI_RECORD`). Its words for a status are the table's cxi rows that say more than a code's
+# name (catalog/transport.yaml, C_RC_NO_SPACE's flow control).
 # UCX's line header `[host:pid:tid:tid]` (ucs_log_default_handler; the pid may be padded, `[h:9358 :0:9358]`),
 # with the Unix time it puts in front of it in some builds (`[1506867524.064665] [host:pid:tid]`).
 _UCX_HEAD = re.compile(
@@ -395,7 +394,7 @@ def read_completion(body: str, ucx: bool = False) -> dict[str, FieldValue] | Non
         row = _provider_words().get(poll.group("prov").strip()) if poll else None
         if row is not None:
             fields = _fields(row, row.stack)
-    if fields is None and any(w in body for w, _ in _cxi_words()) and _CXI_CONTEXT.search(body):
+    if fields is None and any(w in body for w, _ in _cxi_words()) and CXI_RECORD.search(body):
         row = next((r for w, r in _cxi_words() if w in body), None)
         if row is not None:
             fields = _fields(row, "cxi")
