@@ -322,14 +322,20 @@ def _line(name: str, data: Any, loc: tuple[str | int, ...]) -> str:
     return f"catalog/{name}:{line}: " if line else f"catalog/{name}: "
 
 
+def _keyed(name: str, key: str, row: type[R], field: str) -> Mapping[Any, R]:
+    """Rows of catalog/<name> under `key`, by their `field`, which no two rows share; each problem names its row."""
+    table: dict[Any, R] = {}
+    for where, item in _rows(name, key, row):
+        value = getattr(item, field)
+        if value in table:
+            raise CatalogTableError(f"{where}: duplicate {field} {value}")
+        table[value] = item
+    return MappingProxyType(table)
+
+
 def _table(name: str, key: str, row: type[C]) -> Mapping[int, C]:
     """Rows of catalog/<name> under `key`, by code; each problem names its row and field."""
-    table: dict[int, C] = {}
-    for where, item in _rows(name, key, row):
-        if item.code in table:
-            raise CatalogTableError(f"{where}: duplicate code {item.code}")
-        table[item.code] = item
-    return MappingProxyType(table)
+    return _keyed(name, key, row, "code")
 
 
 @lru_cache(maxsize=1)
@@ -427,12 +433,7 @@ def nccl_result_table() -> Mapping[int, NcclResultInfo]:
 def runtime_result_table() -> Mapping[str, RuntimeResultInfo]:
     """The accelerator runtimes' result codes of catalog/cuda.yaml `runtime_results` (Level Zero, Unified Runtime,
     HIP's own, Synapse), by name (their numbers repeat across runtimes)."""
-    table: dict[str, RuntimeResultInfo] = {}
-    for where, item in _rows("cuda.yaml", "runtime_results", RuntimeResultInfo):
-        if item.name in table:
-            raise CatalogTableError(f"{where}: duplicate name {item.name}")
-        table[item.name] = item
-    return MappingProxyType(table)
+    return _keyed("cuda.yaml", "runtime_results", RuntimeResultInfo, "name")
 
 
 @lru_cache(maxsize=1)
