@@ -2,7 +2,7 @@
 
     .venv/bin/python -m tests.corpus tests/wild [more dirs...] [--verbose] [--unknown-end]
 
-    .venv/bin/python -m tests.corpus tests/wild --by batch     # or --by ecosystem; default: family
+    .venv/bin/python -m tests.corpus tests/wild --by batch     # or --by ecosystem, rule; default: family
 
 Each bundle holds `expected.yaml` (decided from the thread or the injected
 fault before the tool ran): `domain`, optionally `category` (a prefix),
@@ -42,6 +42,7 @@ class Score:
     false_definitive: bool
     false_alarm: bool
     outcome: str = "-"  # the verdict's outcome
+    rule: str = "-"  # the rule of the verdict's root cause (`--by rule`: how right each rule's causes are)
 
     @property
     def ok(self) -> bool:
@@ -70,6 +71,7 @@ def score(bundle: Path, v: Verdict, exp: dict[str, Any]) -> Score:
         expected=f"{want_domain} {exp.get('category') or '-'}", got=f"{v.attributed_domain} {got_cat or '-'}",
         domain_ok=domain_ok, category_ok=category_ok, nodes_ok=nodes_ok,
         false_definitive=false_definitive, false_alarm=false_alarm, outcome=v.outcome,
+        rule=v.root_cause.rule if v.root_cause else "-",
     )
 
 
@@ -189,8 +191,8 @@ def main(argv: list[str]) -> int:
     if "--by" in argv:
         by = argv[argv.index("--by") + 1]
         argv = [a for i, a in enumerate(argv) if a != "--by" and (i == 0 or argv[i - 1] != "--by")]
-    if by not in ("family", "batch", "ecosystem"):
-        print(f"--by {by}: one of family, batch, ecosystem", file=sys.stderr)
+    if by not in ("family", "batch", "ecosystem", "rule"):
+        print(f"--by {by}: one of family, batch, ecosystem, rule", file=sys.stderr)
         return 2
     roots = [Path(a) for a in argv if not a.startswith("--")] or [Path(__file__).parent / "wild"]
     scores = score_all(roots)

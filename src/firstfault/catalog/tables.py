@@ -323,14 +323,8 @@ def _line(name: str, data: Any, loc: tuple[str | int, ...]) -> str:
 
 
 def _keyed(name: str, key: str, row: type[R], field: str) -> Mapping[Any, R]:
-    """Rows of catalog/<name> under `key`, by their `field`, which no two rows share; each problem names its row."""
-    table: dict[Any, R] = {}
-    for where, item in _rows(name, key, row):
-        value = getattr(item, field)
-        if value in table:
-            raise CatalogTableError(f"{where}: duplicate {field} {value}")
-        table[value] = item
-    return MappingProxyType(table)
+    """Rows of catalog/<name> under `key`, by their `field`, which no two rows share (`_unique`)."""
+    return MappingProxyType({getattr(item, field): item for item in _unique(name, key, row, field)})
 
 
 def _table(name: str, key: str, row: type[C]) -> Mapping[int, C]:
@@ -372,12 +366,7 @@ def library_status_table() -> Mapping[str, LibraryStatusInfo]:
     """The CUDA math libraries' statuses (cublasStatus_t, cusolverStatus_t, cusparseStatus_t, cufftResult,
     curandStatus_t) and ROCm's (hipblasStatus_t, rocblas_status, miopenStatus_t, hipfftResult) of catalog/cuda.yaml
     `library_statuses`, by name (their numbers repeat across libraries)."""
-    table: dict[str, LibraryStatusInfo] = {}
-    for where, item in _rows("cuda.yaml", "library_statuses", LibraryStatusInfo):
-        if item.name in table:
-            raise CatalogTableError(f"{where}: duplicate name {item.name}")
-        table[item.name] = item
-    return MappingProxyType(table)
+    return _keyed("cuda.yaml", "library_statuses", LibraryStatusInfo, "name")
 
 
 class CudaSpelling(_Row, frozen=True):

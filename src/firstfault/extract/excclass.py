@@ -558,14 +558,12 @@ _STORE_SPELLED = re.compile(r"An error occurred \((?P<a>\w+)\) when calling|<Cod
 # server's (botocore's message for a bodiless answer is http.client's standard phrase, `An error occurred (503) when
 # calling the HeadObject operation: Service Unavailable`; google-api-core's `503 GET <url>: <the body's message>`):
 # their classes and codes decide there. A status with a standard phrase (`503 Service Unavailable`) is any server's.
-def _phrased_rx() -> re.Pattern[str]:
-    lines = sorted(r.status_line for r in object_store_code_table().values() if r.status_line is not None)
-    phrases = re.alternation(sorted({line.partition(" ")[2] for line in lines}))
-    return re.compile(r"(?:\bHTTP Error (?P<s>\d{3}): |\b(?P<s2>\d{3}) (?:Client|Server) Error: "
-                      r"|\b(?P<s3>\d{3}), message=['\"]|\b(?P<s4>\d{3}) )(?P<phrase>" + phrases + r")\b")
-
-
-_PHRASED: Final = _phrased_rx()
+_STATUS_LINES: Final = {r.status_line: c for c, r in object_store_code_table().items() if r.status_line is not None}
+# The stores' own reason phrases (`Slow Down`): a line that holds one reaches the exception extractor.
+STORE_PHRASES: Final = tuple(sorted({line.partition(" ")[2] for line in _STATUS_LINES}))
+_PHRASED: Final = re.compile(r"(?:\bHTTP Error (?P<s>\d{3}): |\b(?P<s2>\d{3}) (?:Client|Server) Error: "
+                             r"|\b(?P<s3>\d{3}), message=['\"]|\b(?P<s4>\d{3}) )(?P<phrase>"
+                             + re.alternation(STORE_PHRASES) + r")\b")
 
 
 def _phrased_code(msg: str) -> str | None:
@@ -579,10 +577,6 @@ def _phrased_code(msg: str) -> str | None:
             return code
     return None
 
-
-_STATUS_LINES: Final = {r.status_line: c for c, r in object_store_code_table().items() if r.status_line is not None}
-# The stores' own reason phrases (`Slow Down`): a line that holds one reaches the exception extractor.
-STORE_PHRASES: Final = tuple(sorted({line.partition(" ")[2] for line in _STATUS_LINES}))
 
 # The words every spelling of _STORE_SPELLED holds: a line of its own that holds one reaches the exception extractor
 # (extract/exceptions.py's prefilter), which reads a listed code in it (traceback._logged).

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import errno as _errno
 from collections.abc import Iterator, Mapping
-from functools import lru_cache
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
@@ -70,15 +69,10 @@ def _errno_after(rest: str) -> str | None:
     return errno_of(rest)
 
 
-@lru_cache(maxsize=1)
-def _rows() -> tuple[CxiServiceFailure, ...]:
-    return cxi_service_failures()
-
-
 def service_failure(body: str) -> tuple[CxiServiceFailure, str, str | None] | None:
     """The row a line is, the message from where its words begin and the errno they give; None where no row holds
     (a row whose errnos the line's are not)."""
-    for row in _rows():
+    for row in cxi_service_failures():
         at = body.find(row.text)
         if at < 0:
             continue
@@ -106,7 +100,7 @@ class CxiServiceExtractor:
     sources: frozenset[str] = frozenset({"application", "syslog", "scheduler"})
 
     def __init__(self) -> None:
-        rows = _rows()
+        rows = cxi_service_failures()
         self.literals: tuple[str, ...] = (*sorted({row.text for row in rows}), *_STACK_WORDS)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
