@@ -222,6 +222,10 @@ def test_near_miss_other_bootstrap_failures_decide_nothing(line: str) -> None:
         # torch/distributed/run.py
         "ValueError: Unsupported nproc_per_node value: four",
         "ValueError: Cuda is not available.",
+        # any program's own check of the device it was told to use (CellBender's remove-background --cuda:
+        # `assert torch.cuda.is_available(), "Trying to use CUDA, but CUDA is not available."`)
+        "AssertionError: Trying to use CUDA, but CUDA is not available.",
+        "RuntimeError: GPU is not available",
         'RuntimeError: nnodes=1:2:3 is not in "MIN:MAX" format',
         # jax/_src/distributed.py
         "ValueError: coordinator_address should be defined.",
@@ -261,6 +265,9 @@ def test_a_frameworks_launch_check_is_the_jobs_setup(line: str) -> None:
         # the words quoted inside another message
         "AssertionError: expected the log to say 'coordinator_address should be defined.' on a single host",
         "KeyError: 'Cuda is not available.'",
+        # another feature not available, not the device
+        "RuntimeError: CUDA graphs are not available in this build",
+        "AssertionError: expected \"CUDA is not available\" in the log",
     ],
 )
 def test_near_miss_a_frameworks_other_words(line: str) -> None:

@@ -118,3 +118,30 @@ def test_the_launchers_traceback_cut_before_its_exception_line_is_no_cause(make_
 def test_the_jobs_own_traceback_cut_before_its_exception_line_stays_a_weak_cause(make_bundle: BundleMaker) -> None:
     v = _verdict(make_bundle, _JOB_CUT)
     assert v.root_cause is not None and v.root_cause.rule == "app-exception-truncated"
+
+
+# ---------------------------------------------------------------- a store's own message without its code
+# fsspec/s3fs s3fs/errors.py translate_boto_error raises the answer's `Message` as the mapped class (SlowDown:
+# `IOError(errno.EBUSY, message)`); the messages are S3's, as MinIO's cmd/api-errors.go copies them.
+
+
+@pytest.mark.parametrize(("line", "code", "kind"), [
+    ("OSError: [Errno 16] Please reduce your request rate.", "SlowDown", "storage.error"),
+    ("PermissionError: The AWS Access Key Id you provided does not exist in our records.", "InvalidAccessKeyId",
+     "app.exception"),
+])
+def test_a_stores_own_message_names_its_code_whatever_the_class(line: str, code: str, kind: str) -> None:
+    assert excclass.message_store_code(line) == code
+    drafts = [d for d in alone(line) if d.kind in ("storage.error", "app.exception")]
+    assert [d.kind for d in drafts] == [kind], drafts
+    assert drafts[0].fields["store_code"] == code
+
+
+@pytest.mark.parametrize("line", [
+    "OSError: [Errno 16] Device or resource busy: '/data/ckpt'",  # EBUSY alone names no store
+    "OSError: [Errno 16] Please do not reduce your request rates",  # another word after the message
+    "RuntimeError: We encountered an internal error. Please try again.",  # every AWS service's words: no row
+])
+def test_near_miss_no_stores_message_no_store_code(line: str) -> None:
+    assert excclass.message_store_code(line) is None
+    assert [d for d in alone(line) if d.kind == "storage.error" and d.fields.get("fs") == "object_store"] == []

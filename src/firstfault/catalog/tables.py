@@ -1980,6 +1980,11 @@ class ObjectStoreCodeInfo(_Row, frozen=True):
     # standard one (S3's `503 Slow Down`): an HTTP client's error that quotes the status and reason names the code
     # (urllib's `HTTP Error 503: Slow Down`; extract/excclass.py `_PHRASED`)
     status_line: Annotated[str, Meta(pattern=r"^[45]\d\d [A-Z][A-Za-z]*(?: [A-Z][A-Za-z]*){0,4}$")] | None = None
+    # the store's own error message for the code (the `<Message>` S3 and the S3-compatible servers answer it with,
+    # without its final full stop, which MinIO's copies leave out): a client that raises the message without the
+    # code (s3fs's translate_boto_error: `OSError: [Errno 16] Please reduce your request rate.`) names the code by it
+    # (extract/excclass.py `message_store_code`)
+    message: Annotated[str, Meta(pattern=r"^[A-Z][\w ,'.-]{19,159}[\w]$")] | None = None
 
     def __post_init__(self) -> None:
         if self.cause is not None and self.side != "store":
@@ -2335,7 +2340,7 @@ def fortran_runtime_error_table() -> Mapping[int, FortranRuntimeErrorInfo]:
 def object_store_code_table() -> Mapping[str, ObjectStoreCodeInfo]:
     """Object-store error codes and HTTP statuses -> side (catalog/exceptions.yaml)."""
     rows = _unique("exceptions.yaml", "object_store_codes", ObjectStoreCodeInfo, "code")
-    for field in ("aws_cpp", "said", "status_line"):
+    for field in ("aws_cpp", "said", "status_line", "message"):
         seen: dict[object, str] = {}
         for r in rows:
             value = getattr(r, field)

@@ -61,6 +61,9 @@ def _rows() -> tuple[_Row, ...]:
     for word, status in status_word_table().items():
         for cls in status.classes:
             out.append(_Row("name", cls, None, ExceptionClassInfo(match=cls, family="status", status=word)))
+    # An object store's own message for a code (`object_store_codes` `message`), whatever class carries it (s3fs's
+    # OSError): the store's answer, read as a store client's class is (its code: `message_store_code`).
+    out.append(_Row("any", "", _STORE_MESSAGE, ExceptionClassInfo(match="*", family="object_store")))
     return tuple(out)
 
 
@@ -477,6 +480,18 @@ def _code_of(m: re.Match[str]) -> str:
     return next(str(v) for k, v in groups.items() if v is not None and k not in ("said", "qt"))
 
 
+# The stores' own messages for their codes (`object_store_codes` `message`: S3's `Please reduce your request rate.`),
+# each whole: not inside a longer word, in any case at its first letter (a client's wrapper may lower it).
+_MESSAGES: Final = {r.message: c for c, r in object_store_code_table().items() if r.message is not None}
+_STORE_MESSAGE: Final = re.compile(r"(?<![\w])(?:" + re.alternation(_MESSAGES) + r")(?![\w])")
+
+
+def message_store_code(msg: str) -> str | None:
+    """The code whose own message (`object_store_codes` `message`) an error quotes without the code, if one does."""
+    m = _STORE_MESSAGE.search(msg)
+    return _MESSAGES.get(m.group(0)) if m is not None else None
+
+
 def store_code(cls: str, msg: str) -> str | None:
     """The error code or HTTP status an object store's error names: in its message, else its class's name
     where the table knows it (google-api-core's `TooManyRequests`, MinIO's `NoSuchKey`)."""
@@ -491,7 +506,9 @@ def store_code(cls: str, msg: str) -> str | None:
             return code
         # a CRT name or a C++ SDK number the table does not list decides nothing, as no code did (the store's)
         return spelled_store_code(msg)
-    return cls if cls in object_store_code_table() else None
+    if cls in object_store_code_table():
+        return cls
+    return message_store_code(msg)  # the store's message alone (s3fs's OSError: the code dropped)
 
 
 @lru_cache(maxsize=1)
