@@ -62,6 +62,12 @@ WAITS: list[str] = [
     "initializing ddp: GLOBAL_RANK: 1, MEMBER: 1/2",
     # source: lightning/fabric/utilities/distributed.py, _init_dist_connection
     "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/8",
+    # yeyupiaoling/PPASR#142 (tests/wild sw-ppasr-...-142): Paddle's TCPStore client, a node started before the store's
+    "I0224 13:50:30.278173 1512912 tcp_utils.cc:107] Retry to connect to 127.0.1.1:63917 while the server is not yet "
+    "listening.",
+    # PaddlePaddle/PaddleOCR#3394 (tests/wild unk-paddleocr-...-3394): the NCCL unique-id exchange's retry
+    "W0721 18:25:40.236928  6826 gen_comm_id_helper.cc:120] connect addr=127.0.0.1:36250 failed 1 times with reason: "
+    "Connection refused retry after 0.5 seconds",
     # vllm-project/vllm#10661 (tests/wild unk-vllm-tp-workers-shm-broadcast-...-10661)
     "(VllmWorkerProcess pid=334) WARNING 11-26 02:04:16 shm_broadcast.py:396] No available block found in 60 second. ",
     # source: python/ray/autoscaler/_private/resource_demand_scheduler.py

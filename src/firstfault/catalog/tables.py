@@ -2888,15 +2888,27 @@ class StallReport(_Row, frozen=True):
     literal: Annotated[str, Meta(min_length=6)]  # words every such line holds: the prefilter word and the gate
     pattern: Text  # searched in the line's body where the literal is; `missing`, `seconds` groups where it names them
     reading: StallReading
+    # a `wait` row's own server announcing the port it listens on (a `port` group), where the same program serves
+    # the store it waits for: a wait on that port in the same stream is its own server unreachable at the address
+    # it dials (`addr` and `port` groups in `pattern`)
+    listen: Text | None = None
 
     def __post_init__(self) -> None:
-        try:
-            check_regex(self.pattern)
-        except ValueError as exc:
-            raise ValueError(f"pattern: {exc}") from None
+        for name, rx in (("pattern", self.pattern), ("listen", self.listen)):
+            if rx is None:
+                continue
+            try:
+                check_regex(rx)
+            except ValueError as exc:
+                raise ValueError(f"{name}: {exc}") from None
         groups = set(re.compile(self.pattern).groupindex)
-        if groups - {"missing", "seconds", "what"}:
-            raise ValueError(f"pattern: unknown groups {sorted(groups - {'missing', 'seconds', 'what'})}")
+        known = {"missing", "seconds", "what", "addr", "port"}
+        if groups - known:
+            raise ValueError(f"pattern: unknown groups {sorted(groups - known)}")
+        if ("addr" in groups or "port" in groups) and (self.reading != "wait" or not {"addr", "port"} <= groups):
+            raise ValueError("pattern: `addr` and `port` go together, on a `wait` row (the address the waiter dials)")
+        if self.listen is not None and ("port" not in groups or set(re.compile(self.listen).groupindex) != {"port"}):
+            raise ValueError("listen: a `port` group, on a row whose pattern has `addr` and `port`")
 
 
 @lru_cache(maxsize=1)

@@ -415,12 +415,28 @@ def host_local_dialled(events: list[Event], allocation: list[str], named: dict[s
     `setup`, `local_status` `loopback_peer` (a loopback address) or `host_local_peer` (any other), the `peer` and
     `nodes_spanned`, and a `message` that says so. On one node the address is the right one and a refusal there is
     the peer or the store not listening: today's reading; an interface chosen with no failure after it is nothing.
-    The `job.span` events are read here and never reach the rules."""
+    A store's client retrying its server (`rendezvous.wait`, catalog/ends.yaml `stalls` `wait` rows with the address
+    they dial: Paddle's TCPStore `Retry to connect to 127.0.1.1:63917 while the server is not yet listening.`) is the
+    same where it dials such an address; a wait otherwise (a node started before the store's prints it), and dropped.
+    The `job.span` and `rendezvous.wait` events are read here and never reach the rules."""
     span = nodes_spanned(allocation, events)
     chosen: list[tuple[str, str, str] | None] = []  # the first such interface, looked for at the first peer lost
     out: list[Event] = []
     for ev in events:
         if ev.kind == "job.span":
+            continue
+        if ev.kind == "rendezvous.wait":
+            # a store's client retrying its server: a wait, nothing, but at an address only its own host reaches in a
+            # job of nodes, where no wait ends
+            peer = ev.fields.get("peer")
+            kind = host_local(peer, bridged) if span >= 2 and isinstance(peer, str) else None
+            if kind is None or not isinstance(peer, str):
+                continue
+            ev.fields["detail"] = f"{ev.fields.get('detector')}'s store client retries {peer}:{ev.fields.get('port')}"
+            for gone in ("detector", "port"):
+                ev.fields.pop(gone, None)
+            _host_local_peer(ev, peer, kind, span, None)
+            out.append(ev)
             continue
         if span >= 2 and ev.kind in _DIAL_KINDS and "local_status" not in ev.fields:
             peer, detail = ev.fields.get("peer"), ev.fields.get("detail")

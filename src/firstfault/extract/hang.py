@@ -35,7 +35,7 @@ from typing import Final
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.nccl import HANG_LITERALS, recent, split_rank_prefix
-from firstfault.extract.stalls import read_stall, stall_literals
+from firstfault.extract.stalls import read_listen, read_stall, read_wait, stall_literals
 from firstfault.model import FieldValue
 
 _BARRIER = re.compile(r"\bRanks? (?P<ranks>\d+(?:\s*,\s*\d+)*) failed to pass monitoredBarrier in (?P<ms>\d+) ms")
@@ -71,6 +71,7 @@ class HangReportExtractor:
         "gloo.timeout": frozenset({"op", "timeout_ms"}),
         "horovod.stall": frozenset({"seconds"}),
         "stall.report": frozenset({"detector", "missing", "seconds", "waited_for", "failed_task"}),
+        "rendezvous.wait": frozenset({"detector", "peer", "port"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
@@ -80,7 +81,7 @@ class HangReportExtractor:
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)
         who = rank if rank is not None else ctx.rank
-        draft = self._draft(body)
+        draft = self._draft(body) or _store_wait(body, ctx.state)
         if draft is None:
             return
         kind, fields = draft
@@ -125,6 +126,31 @@ class HangReportExtractor:
         if stall is not None:
             return "stall.report", stall
         return None
+
+
+_K_LISTENS: Final = "ff.hang.listens"  # (detector, port) of the store servers this stream announced
+
+
+def _store_wait(body: str, state: dict[str, object]) -> tuple[str, dict[str, FieldValue]] | None:
+    """A store's client retrying its server (catalog/ends.yaml `stalls`, a `wait` row with `addr` and `port`): a
+    `rendezvous.wait` with the address it dials (`peer`), which decides nothing but where the job spans two or more
+    nodes and the address reaches only its own host (engine/normalise.py host_local_dialled); and a `stall.report`
+    where the same stream announced that port as its own server's (the row's `listen`): the store's own process
+    cannot reach its own server at the address it dials, which no wait ends. The server's announcement is kept."""
+    listen = read_listen(body)
+    if listen is not None:
+        seen = state.setdefault(_K_LISTENS, set())
+        if isinstance(seen, set):
+            seen.add(listen)
+        return None
+    wait = read_wait(body)
+    if wait is None:
+        return None
+    detector, addr, port = wait
+    own = state.get(_K_LISTENS)
+    if isinstance(own, set) and (detector, port) in own:
+        return "stall.report", {"detector": detector, "waited_for": f"its own server at {addr}:{port}"}
+    return "rendezvous.wait", {"detector": detector, "peer": addr, "port": int(port)}
 
 
 EXTRACTORS: tuple[LineExtractor, ...] = (HangReportExtractor(),)

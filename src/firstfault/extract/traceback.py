@@ -1248,6 +1248,8 @@ def standalone(body: str) -> Draft | None:
     m = _LOGGED_ERRNO.search(body)
     if m:
         exc = Exc(m.group("type") or "OSError", m.group("type") or "OSError", body[m.start("errno"):].strip())
+        if shared_without_path(exc.msg):
+            return None  # a logged `[Errno 5] Input/output error` alone: a transport's or a device's as well
         d = _errno(exc, body)
         if d is not None and d.kind == "storage.error":
             return d
@@ -1857,6 +1859,14 @@ def says_retrying(text: str) -> bool:
     return _RETRYING.search(text) is not None
 
 
+def shared_without_path(msg: str) -> bool:
+    """Is the message's errno one of the storage errnos that a transport, a socket or a device says too (EIO,
+    ENOTCONN: catalog/exceptions.yaml `errnos` side storage without `file_only`), with no path to say it is a file
+    system's? Such a line of its own, with no traceback to name the call that failed, names no storage."""
+    row = errno_row(errno_of(msg))
+    return row is not None and row.side == "storage" and not row.file_only and path_of(msg) is None
+
+
 def words_cause(text: str) -> Draft | None:
     """The cause an error line's own words name through the exception table, for a line no extractor read
     (a scheduler's hold reason, a daemon's or a tool's error in words of its own): what its message would
@@ -1878,7 +1888,7 @@ def words_cause(text: str) -> Draft | None:
     name = errno_of(exc.msg)
     row = errno_row(name)
     if row is not None and row.side == "storage":
-        if not row.file_only and path_of(exc.msg) is None:
+        if shared_without_path(exc.msg):
             return None  # EIO, ENOTCONN: a transport's or a socket's too (libfabric's `Input/output error`)
         d = _errno(exc, text)
         return d if d is not None and d.kind == "storage.error" else None
