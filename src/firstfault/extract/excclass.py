@@ -27,6 +27,7 @@ from firstfault.catalog.tables import (
     object_store_code_table,
     status_anchors,
     status_word_table,
+    transport_table,
 )
 from firstfault.extract.codes import errno_of
 
@@ -414,6 +415,26 @@ def setup_errno_words() -> tuple[str, ...]:
     names = [name for name, row in errno_table().items()
              if row.side == "setup" and not row.network_only and not row.transport_only]
     return tuple(sorted({*names, *(os.strerror(getattr(errno, n)) for n in names if hasattr(errno, n))}))
+
+
+# UCX's exception classes in the bindings that raise a UCX status to the program: UCX-Py's (rapidsai/ucx-py
+# ucp/_libs/exceptions.py: UCXError, UCXCanceled, UCXConnectionReset, ...), UCXX's (rapidsai/ucxx, UCXXError and its
+# status classes), JUCX's (openucx/ucx bindings/java, org.openucx.jucx.UcxException), and the RAPIDS Accelerator for
+# Spark's shuffle (NVIDIA/spark-rapids UCX.scala, `UCXError(-80,Endpoint timeout)`: the UCS status and its words).
+_UCX_CLASS = re.compile(r"^(?:UCXX?|Ucx)[A-Z]\w*$")
+
+
+@lru_cache(maxsize=1)
+def _ucx_peer_words() -> tuple[tuple[str, str], ...]:
+    return tuple((t, row.name) for row in transport_table().peers if row.stack == "ucx" for t in row.texts)
+
+
+def ucx_peer_status(cls: str, msg: str) -> str | None:
+    """The UCX status a UCX binding's exception carries where it is a peer's (catalog/transport.yaml `peer_statuses`,
+    stack ucx: `Endpoint timeout`, `Connection reset by remote peer`): the peer's loss, never the program's own."""
+    if _UCX_CLASS.match(cls) is None:
+        return None
+    return next((name for text, name in _ucx_peer_words() if text in msg), None)
 
 
 def peer_errno(msg: str, transport: bool = False) -> str | None:

@@ -62,7 +62,7 @@ from firstfault.extract.excclass import (
 )
 from firstfault.extract.jobend import reason_owned
 from firstfault.extract.memo import ON, Memo, digits_zeroed
-from firstfault.extract.nccl import NCCL_ERROR_LITERALS, mark_failure, nccl_owns, split_rank_prefix
+from firstfault.extract.nccl import NCCL_ERROR_LITERALS, mark_failure, marked_before, nccl_owns, split_rank_prefix
 from firstfault.extract.numerics import numerics
 from firstfault.extract.prefix import MARKUP_TAG_LITERALS
 from firstfault.extract.reasons import text_reasons
@@ -385,6 +385,7 @@ class ExceptionExtractor:
         *MARKUP_TAG_LITERALS,
         *STORE_SPELLED_WORDS,  # ... and an object store's code in a store client's own words
         *setup_errno_words(),  # ... and a logged bind that failed with a set-up errno
+        *tb.SOCKET_CALL_LITERALS,  # ... and a socket library's report of its call that failed (traceback.py)
         'File "',
         *tb.CXX_STACK_LITERALS,
         "[Errno ",
@@ -469,6 +470,11 @@ class ExceptionExtractor:
                 drafts = hdf5
             elif exc is not None:
                 drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
+                if _bare_check(exc, drafts) and marked_before(ctx, who):
+                    # a C++ library's failed CHECK on the call that just reported a peer's loss or timeout (DGL's
+                    # `Check failed: tmp != -1 (-1 vs. -1)` on its socket's receive): the rank's reaction, as its
+                    # abort after one is (extract/signals.py); a failure seen, no cause of its own
+                    drafts = [Draft("app.exception", {"envelope": True, "message": tb.clip(f"{exc.cls}: {exc.msg}")})]
             else:
                 js = self._javascript(body, ctx)
                 drafts = js if js is not None else (
@@ -744,6 +750,18 @@ class ExceptionExtractor:
                 return None
             qual, msg = prior.type, w.group("msg")
         return tb.Exc(qual, qual.rsplit("::", 1)[-1].rsplit(".", 1)[-1], msg.strip())
+
+
+# glog's and dmlc-core's failed CHECK (`Check failed: cond (a vs. b)`, glog src/logging.cc CheckOpMessageBuilder; dmlc
+# include/dmlc/logging.h LogCheckFormat): the library's assertion on a value, which names no cause of its own.
+_CHECK_FAILED = re.compile(r"\bCheck failed: ")
+
+
+def _bare_check(exc: tb.Exc, drafts: list[Draft]) -> bool:
+    """A C++ exception that is a failed CHECK and that no table read further (one plain app.exception)."""
+    if len(drafts) != 1 or drafts[0].kind != "app.exception" or _CHECK_FAILED.search(exc.msg) is None:
+        return False
+    return not any(k in drafts[0].fields for k in ("setup", "errno", "limit", "shm", "store_code", "path"))
 
 
 class JournalOomExtractor:

@@ -612,6 +612,13 @@ def mark_failure(ctx: LineContext, rank: int | None) -> None:
     marks[_ANY] = ctx.lineno
 
 
+def marked_before(ctx: LineContext, rank: int | None) -> bool:
+    """The stream reported a collective's failure or a peer's loss (mark_failure) within the few lines before this
+    one: what the rank reports right after is its reaction to it."""
+    last = _last_mark(ctx, rank)
+    return last is not None and ctx.lineno - last <= _FOLLOWUP_LINES
+
+
 def _last_mark(ctx: LineContext, rank: int | None) -> int | None:
     """A line with no rank of its own (pre-2.2 PyTorch in an unlabelled file)
     follows whatever the stream reported last."""

@@ -125,6 +125,7 @@ from firstfault.extract.excclass import (
     store_code,
     store_setup,
     store_side,
+    ucx_peer_status,
 )
 from firstfault.extract.memo import ON, Memo, digits_zeroed
 from firstfault.extract.stalls import read_stall
@@ -1245,6 +1246,10 @@ def standalone(body: str) -> Draft | None:
     if m5:
         prog = next((g for g in m5.group("p1", "p2", "p3", "p4") if g), None)
         return exec_failure(prog, m5.group("why"), body)
+    if any(w in body for w in SOCKET_CALL_LITERALS):
+        call = socket_call_failed(body)
+        if call is not None:
+            return call
     m = _LOGGED_ERRNO.search(body)
     if m:
         exc = Exc(m.group("type") or "OSError", m.group("type") or "OSError", body[m.start("errno"):].strip())
@@ -1311,6 +1316,49 @@ def _status_alone(body: str) -> Draft | None:
     if word not in _REQUEST_STATUSES or message_status(msg) != "exception":
         return None
     return _setup(Exc("", "", msg.strip()))  # no class: the summary says the line was logged, as _logged's readings
+
+
+# A socket library's own report that one of its calls failed, with the C library's strerror() of the call's errno:
+# rabit's, XGBoost's collective of old (dmlc/rabit include/rabit/internal/socket.h Socket::Error: `utils::Error("Socket
+# %s Error:%s", msg, strerror(errsv))`, `Socket Connect Error:Invalid argument`, dmlc/dask-xgboost#5), LightGBM's
+# (src/network/socket_wrapper.hpp TcpSocket: `Log::Fatal("Socket recv error, %s (code: %d)", ...)` and its send and
+# accept twins, `[LightGBM] [Fatal] Socket recv error, Connection reset by peer (code: 104)`, LightGBM#6197), DGL's
+# (src/graph/network/tcp_socket.cc TCPSocket::Receive: `LOG(ERROR) << "recv error: " << strerror(errno)`,
+# awslabs/dgl-ke#229). The errno table decides (catalog/exceptions.yaml `errnos`), as for any network error: a peer's
+# side (refused, reset, gone) is the peer's loss, a symptom; EAGAIN / EWOULDBLOCK on a receive or a send is the
+# socket's own timeout run out (socket(7) SO_RCVTIMEO / SO_SNDTIMEO: "the call returns -1 with errno set to EAGAIN or
+# EWOULDBLOCK ... if no data was received"; DGL's TCPSocket::SetTimeout sets it), a peer that did not answer in time: a
+# timeout's symptom; the set-up side, the report being the job's own transport's (`transport_only` rows count: EINVAL,
+# an address or argument the call was given, which no peer answers with, connect(2), bind(2); EADDRINUSE on a bind),
+# the job's own set-up. ENOMEM's `memlock` reading is a transport pinning its buffers, which no socket call does: no
+# reading. Any other errno decides nothing here.
+_SOCKET_CALL_FAILED = re.compile(
+    r"\bSocket (?P<a>Connect|Recv|RecvAll|Send|SendAll|Bind|Listen|Accept) Error:"
+    r"|\bSocket (?P<b>recv|send|accept|connect|bind|listen) error, "
+    r"|(?:^|[\]:] )(?P<c>recv|send|accept|connect|bind|listen) error: ")
+SOCKET_CALL_LITERALS: Final = ("Socket ", "recv error", "send error", "accept error", "connect error", "bind error",
+                               "listen error")
+_SOCKET_WAITS: Final = frozenset({"recv", "recvall", "send", "sendall"})
+
+
+def socket_call_failed(body: str) -> Draft | None:
+    """A socket library's report of its call that failed (_SOCKET_CALL_FAILED), read by the call's errno."""
+    m = _SOCKET_CALL_FAILED.search(body)
+    if m is None:
+        return None
+    call = (m.group("a") or m.group("b") or m.group("c")).lower()
+    name = errno_of(body[m.end():])
+    row = errno_row(name) if name is not None else None
+    if row is None:
+        return None
+    if row.side == "peer":
+        return Draft("nccl.remote_error", {"detail": clip(body)})
+    if name == "EAGAIN" and call in _SOCKET_WAITS:
+        return Draft("nccl.timeout", {"detail": clip(body)})
+    set_up = setup_errno(body, transport=True)
+    if set_up is None or errno_limit(set_up) == "memlock":
+        return None
+    return _setup(Exc("", "", body.strip()), set_up)
 
 
 def _logged(body: str) -> Draft | None:
@@ -1537,8 +1585,9 @@ def _peer(exc: Exc, body: str) -> Draft | None:
             return Draft(peer_kind, _with_task(fields, exc.msg) if peer_kind in TASK_KINDS else fields)
     if read_stall(exc.msg) is not None:  # a stall detector's words as the message (catalog/ends.yaml `stalls`)
         return Draft("nccl.timeout", {"detail": _detail(exc)})
-    if peer_errno(exc.msg) is not None:
-        return Draft("nccl.remote_error", {"detail": _detail(exc)})  # a socket a peer refused, reset or left
+    if peer_errno(exc.msg) is not None or ucx_peer_status(exc.cls, exc.msg) is not None:
+        # a socket a peer refused, reset or left; a UCX endpoint to a peer that timed out, was reset or is gone
+        return Draft("nccl.remote_error", {"detail": _detail(exc)})
     by_cls = errno_row(class_errno(exc.cls))
     if by_cls is not None and by_cls.side == "peer" and errno_of(exc.msg) is None:
         # the class is the errno (ConnectionResetError with asyncio's `Connection lost`, no `[Errno 104]`): a
