@@ -315,3 +315,29 @@ def test_near_miss_a_storage_errno_outside_the_runtimes_error_stays_storage(line
     kinds = _kinds(lines)
     assert any(k == "storage.error" for k, _ in kinds)
     assert ("container.error", "node") not in kinds
+
+
+# a node's copied syslog given as its kernel source (docs/evidence-bundle.md: /var/log/messages, syslog): slurmd's SPANK
+# epilog with pyxis's words in it (awslabs/awsome-distributed-ai#141, enroot's data directory not writable)
+HYPERPOD_EPILOG = [
+    "Feb 16 19:30:06 ip-10-1-101-117 slurmd[53634]: spank-epilog: error: pyxis: couldn't execute enroot command",
+    "Feb 16 19:30:06 ip-10-1-101-117 slurmd[53634]: spank-epilog: error: pyxis:     mkdir: cannot create directory "
+    "'/opt/dlami/nvme/tmp/enroot/data': Permission denied",
+    "Feb 16 19:30:06 ip-10-1-101-117 slurmd[53634]: spank-epilog: error: spank: required plugin spank_pyxis.so: "
+    "job_epilog() failed with rc=-1",
+]
+
+
+def test_a_containers_words_in_a_nodes_syslog_given_as_its_kernel_source() -> None:
+    got = [(e.fields["runtime"], e.fields["error"])
+           for e in helpers.events(HYPERPOD_EPILOG, "kernel", file="nodes/n1/syslog", node="n1")
+           if e.kind == "container.error"]
+    assert ("pyxis", "node") in got
+
+
+def test_near_miss_the_kernels_own_lines_in_that_source_are_no_container_error() -> None:
+    # the kernel's cgroup and overlay words are its own (no runtime's row), read in the same source
+    lines = ["Feb 16 19:30:06 n1 kernel: [  12.3] overlayfs: upper fs does not support tmpfile.",
+             "Feb 16 19:30:06 n1 kernel: [  12.4] cgroup: cgroup2: unknown option \"memory_recursiveprot\""]
+    assert [e for e in helpers.events(lines, "kernel", file="nodes/n1/syslog", node="n1")
+            if e.kind == "container.error"] == []

@@ -63,6 +63,17 @@ def modules(lines: list[str], source: str = "application") -> list[tuple[object,
     # the RDMA stack's module after an OFED built for another kernel (the loader's format)
     ("[    8.100200] mlx5_ib: Unknown symbol ib_register_device (err -22)", "kernel",
      ("mlx5_ib", "rdma", "Unknown symbol", "refused")),
+    # the package manager's word that a DKMS package's install script failed: dpkg (aws-neuron/aws-neuron-sdk#661),
+    # rpm (its lib/rpmscript.c format; the EFA installer's packages, amzn-drivers' efa and efa-nv-peermem), Debian's
+    # versioned NVIDIA package
+    (" installed aws-neuron-dkms package post-installation script subprocess returned error exit status 101",
+     "application", ("neuron", "driver", "DKMS build failed", "not_built")),
+    ("warning: %post(efa-nv-peermem-1.2.1-1.amzn2023.x86_64) scriptlet failed, exit status 1", "application",
+     ("efa_nv_peermem", "gpudirect", "DKMS build failed", "not_built")),
+    ("error: %post(efa-2.10.0-1.el9.x86_64) scriptlet failed, exit status 10", "application",
+     ("efa", "rdma", "DKMS build failed", "not_built")),
+    (" installed nvidia-dkms-535:amd64 package post-installation script subprocess returned error exit status 10",
+     "application", ("nvidia", "driver", "DKMS build failed", "not_built")),
     # a module that found none of its hardware, and one loaded already (pobrn/qc71_laptop#8's words for gdrdrv here)
     ("modprobe: ERROR: could not insert 'nvidia_peermem': No such device", "application",
      ("nvidia_peermem", "gpudirect", "No such device", "no_device")),
@@ -87,6 +98,14 @@ def test_a_module_that_did_not_load(line: str, source: str, expected: tuple[obje
     ("Consult /var/lib/dkms/bbswitch/0.8/build/make.log for more information.", "application"),
     ("FATAL: Error inserting snd_intel8x0 (/lib/modules/2.6.10-5-386/kernel/sound/pci/snd-intel8x0.ko): Unknown "
      "symbol in module, or unknown parameter (see dmesg)", "application"),
+    # another package's install script (the words' source threads: an NVIDIA demo package, docker-ce), a DKMS package
+    # no row names, and a removal's script (%preun: the old module still in use, no build of the new one)
+    (" installed vpi1-demos package post-installation script subprocess returned error exit status 1", "application"),
+    ("warning: %post(docker-ce-selinux-17.03.1.ce-1.el7.centos.noarch) scriptlet failed, exit status 255",
+     "application"),
+    (" installed bbswitch-dkms package post-installation script subprocess returned error exit status 10",
+     "application"),
+    ("error: %preun(aws-neuronx-dkms-2.x-dkms.noarch) scriptlet failed, exit status 1", "application"),
     # DKMS's command as a log shows it running, with no failure
     ("make KERNELRELEASE=3.13.0-98-generic all && make DESTDIR=/var/lib/dkms/nv_peer_mem/1.0/build install....",
      "application"),

@@ -707,3 +707,30 @@ def test_a_daemon_log_line_that_lost_its_opening_bracket() -> None:
 def test_near_miss_slurmds_success_and_a_retry_are_not_read() -> None:
     assert read_slurm_error("[2023-10-16T10:42:01.139] debug3: slurmd initialization successful") is None
     assert ours(feed(["slurmd: debug:  Munge decode failed: Expired credential (retrying ...)"], "syslog", "c1")) == []
+
+
+# --------------------------------------------------------------------------
+# The SPANK plugin stack the site configures (src/common/spank.c, srun_job.c, sbatch.c, slurmstepd/mgr.c)
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lines", [
+    # aws/aws-parallelcluster#6459: a temporary file left in plugstack.conf.d, then srun's word that its stack failed
+    ["srun: error: spank: Failed to open /opt/slurm/etc/plugstack.conf.d/sed6Yj8Ga: Permission denied",
+     "srun: error: Plug-in initialization failed"],
+    # a required plugin that will not load (spank.c's format; the .so gone from the node)
+    ["srun: error: spank: /usr/lib64/slurm/spank_pyxis.so: Plugin file not found",
+     "srun: error: spank: /etc/slurm/plugstack.conf.d/pyxis.conf:1: Failed to load plugin /usr/lib64/slurm/"
+     "spank_pyxis.so. Aborting."],
+    ["sbatch: error: Failed to initialize plugin stack"],
+    ["slurmstepd: error: _spawn_job_container: Plugin stack initialization failed."],
+])
+def test_the_sites_plugin_stack_that_will_not_start_is_the_nodes_slurm(lines: list[str]) -> None:
+    got = ours(feed(lines))
+    assert got and {e.fields["side"] for e in got} == {"node"}
+
+
+def test_near_miss_a_plugin_refusing_the_jobs_option_is_not_the_stacks() -> None:
+    # srun's `Plugin stack post-option processing failed.` follows a plugin's refusal of the job's own option value,
+    # and a missing plugstack.conf (ENOENT) is no error (debug only): neither is the site's stack failing
+    assert ours(feed(["srun: error: Plugin stack post-option processing failed."])) == []
+    assert ours(feed(["srun: debug:  spank: opening plugin stack /etc/slurm/plugstack.conf"])) == []

@@ -206,7 +206,9 @@ class ContainerErrorExtractor:
     emits: Mapping[str, frozenset[str]] = {
         "container.error": frozenset({"runtime", "error", "text", "message", "reported_by"}),
     }
-    sources: frozenset[str] = frozenset({"application", "syslog", "scheduler"})
+    # `kernel` too: a node's copied /var/log/messages or syslog is a kernel source (docs/evidence-bundle.md), and the
+    # daemons that start containers log there (slurmd's SPANK prolog and epilog with pyxis's words, containerd)
+    sources: frozenset[str] = frozenset({"application", "syslog", "kernel", "scheduler"})
     # the rows' words, and the runtimes' own level tags (a line under one may be the runtime's alone: runtime_level)
     literals: tuple[str, ...] = (tuple(row.text for row in container_errors())
                                  + tuple(level.prefix for level in container_levels()) + (_STATUS_WORD,))

@@ -12,6 +12,11 @@ The words are the loaders' own, each naming the module:
     gdrdrv:nvidia_p2p_get_pages(va=704fe0000 len=327680 ...) failed [ret = -22]       (a loaded module's own word)
     ERROR: Failed to run `/usr/sbin/dkms build -m nvidia -v 535.54.03 -k 6.2.0`: ...  (nvidia-installer)
     Consult /var/lib/dkms/nvidia/545.29.02/build/make.log for more information.       (DKMS, after a failed build)
+    installed aws-neuron-dkms package post-installation script subprocess returned error exit status 101   (dpkg)
+    warning: %post(efa-2.10.0-1.amzn2.x86_64) scriptlet failed, exit status 1                            (rpm)
+
+The package manager's words name the package whose install script (its DKMS build and install) failed: the module
+is the package's name less its `-dkms` part, or the name itself (`efa`, `efa-nv-peermem`).
 
 A module of the table gives `node.kernel_module` on the node that printed it, with its part and the reason's words
 and class; a module the table does not name is nobody's part here and gives nothing. The kernel's warning that a
@@ -53,6 +58,16 @@ _LOADER = re.compile(rf"(?<![\w-])(?P<mod>{_NAME}): (?P<reason>Unknown symbol|di
 _DKMS = re.compile(r"Failed to run `?\S*dkms (?:build|install) -m (?P<mod>[\w.-]+)"
                    r"|\bConsult \S*/dkms/(?P<logmod>[\w.-]+)/[^/\s]+/build/make\.log"
                    r"|\bdkms autoinstall on \S+ failed for (?P<automod>[\w.-]+)\(")
+# the package manager running a DKMS package's install script and the script failing (the package's DKMS build or
+# install of the module: dpkg's `installed aws-neuron-dkms package post-installation script subprocess returned error
+# exit status 101`, src/main/script.c and lib/dpkg/subproc.c; rpm's `warning: %post(efa-2.10.0-1.amzn2.x86_64)
+# scriptlet failed, exit status 1`, lib/rpmscript.c): the package by its name (dpkg: a `:arch` may follow; rpm:
+# name-version-release.arch)
+_PKG = re.compile(r"\binstalled (?P<deb>[a-z0-9][a-z0-9+.-]*)(?::[a-z0-9]+)? package post-installation script"
+                  r" subprocess returned error exit status \d+"
+                  r"|%post\((?P<rpm>[A-Za-z0-9][\w+.-]*)-[^-()\s]+-[^-()\s]+\) scriptlet failed, exit status \d+")
+# a DKMS package's name after the module's (Debian's `<module>-dkms`, `nvidia-dkms-535`; AWS's `aws-neuronx-dkms`)
+_DKMS_SUFFIX = re.compile(r"-dkms(?:-[\w.]+)?$")
 # the kernel's taint warnings for a module it loaded (kernel/module/main.c, kernel/module/signing.c)
 _TAINT = re.compile(rf"(?<![\w-]){_NAME}: (?:loading out-of-tree module taints kernel"
                     r"|module verification failed: signature and/or required key missing - tainting kernel"
@@ -91,6 +106,7 @@ class KernelModuleExtractor:
         self.literals: tuple[str, ...] = (
             "could not insert", "Error inserting", "Unknown symbol", "disagrees about version", "dkms build -m",
             "dkms install -m", "/dkms/", "dkms autoinstall on ", "taints kernel", "tainting kernel",
+            "package post-installation script subprocess", ") scriptlet failed",
             *(row.text for row in kernel_module_failures()))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
@@ -117,6 +133,9 @@ class KernelModuleExtractor:
             fields["symbol"] = m.group("sym")
         elif (m := _DKMS.search(body)) is not None:
             mod = m.group("mod") or m.group("logmod") or m.group("automod")
+            reason = "DKMS build failed"
+        elif (m := _PKG.search(body)) is not None:
+            mod = _DKMS_SUFFIX.sub("", m.group("deb") or m.group("rpm"))
             reason = "DKMS build failed"
         else:
             return
