@@ -255,3 +255,31 @@ def test_another_nodes_kill_in_one_central_syslog_does_not_answer_a_header(make_
     cited = sorted((e.line, e.node) for e in v.evidence if e.category == "host.oom")
     assert cited == [(1, "node-02"), (2, "node-03")]
 
+
+# horovod/horovod#2907 (tests/wild/sw-horovod-elastic-torch-test-injected-kill-survivors-abort-uncaught-gloo-
+# ioexception-2907): horovodrun's own runner tags each rank's lines `[N]<stderr>:`, so rank 0's lone line is the last
+# word of rank 0's stream, whatever the other ranks print after it in the same file.
+HOROVOD = ["[0]<stderr>:RuntimeError: check_rank and exit epoch=1 batch=0 start_rank=0 rank=0",
+           "[0]<stderr>:Killed",
+           "[1]<stderr>:terminate called after throwing an instance of 'gloo::IoException'",
+           "[1]<stderr>:  what():  [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:589] Read error "
+           "[127.0.0.1]:3977: Connection reset by peer",
+           "[1]<stderr>:Aborted (core dumped)"]
+
+
+def _horovod_run() -> dict[str, object]:
+    wl = copy.deepcopy(WORKLOAD)
+    wl["sources"] = [{"kind": "application", "path": "app/horovodrun.log"}]
+    return wl
+
+
+def test_horovods_rank_tags_keep_each_ranks_last_word_apart(make_bundle: BundleMaker) -> None:
+    v = Analyzer().analyze_path(str(make_bundle({"app/horovodrun.log": _app(HOROVOD)}, _horovod_run())))
+    assert v.root_cause is not None and v.root_cause.category == "app.exception"
+
+
+def test_near_miss_the_same_lines_untagged_are_one_stream(make_bundle: BundleMaker) -> None:
+    # without the tags the file is one stream: the exception line is followed by another process's words
+    untagged = [line.split(">:", 1)[1] for line in HOROVOD]
+    v = Analyzer().analyze_path(str(make_bundle({"app/horovodrun.log": _app(untagged)}, _horovod_run())))
+    assert v.root_cause is None

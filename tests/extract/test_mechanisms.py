@@ -36,6 +36,14 @@ def feed(lines: list[str], hosts: tuple[str, ...] = ()) -> tuple[list[Event], Ex
         ("[1,2]<stderr>:[rank2]: Traceback (most recent call last):", None, 2, None,
          "Traceback (most recent call last):"),
         ("[1,3]<stdout>:ValueError: x", None, 3, None, "ValueError: x"),
+        # Horovod's own runner tags a rank's stream with the rank alone (safe_shell_exec.prefix_stream), its
+        # --prefix-output-with-timestamp stamp glued before it (horovod/horovod#2907, #2955)
+        ("[0]<stderr>:RuntimeError: check_rank and exit epoch=1", None, 0, None, "RuntimeError: check_rank and exit "
+         "epoch=1"),
+        ("Mon Jun  7 11:51:57 2021[1]<stderr>:Aborted (core dumped)", None, 1, None, "Aborted (core dumped)"),
+        # Not Horovod's tag: a bracketed number without the stream's name, or a stream name that is none of the two
+        ("[0]: x", None, None, None, "[0]: x"),
+        ("[0]<stdin>:x", None, None, None, "[0]<stdin>:x"),
         ("[default1]:RuntimeError: boom", None, None, 1, "RuntimeError: boom"),
         ("worker-3: [rank9]: KeyError: 'a'", "worker-3", 9, None, "KeyError: 'a'"),
         ("ip-10-0-1-7: Traceback (most recent call last):", "ip-10-0-1-7", None, None,

@@ -89,7 +89,10 @@ _CONSOLE = re.compile(
     r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} (?:(?:GMT|UTC)[+-]\d{1,2}(?::?\d\d)?|"
     + "|".join(sorted(_CONSOLE_ZONES, key=lambda z: (-len(z), z))) + r")(?=[^\sA-Z]|[A-Z](?![A-Z]))"
 )
-_MPI = re.compile(r"\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s?")
+# Open MPI's `--tag-output` (`[1,2]<stderr>:`, the job id then the rank) and Horovod's own runner, which tags each
+# line of a rank's stream with the rank alone (horovod/runner/common/util/safe_shell_exec.py prefix_stream:
+# `{time}[{rank}]<{prefix}>:{line}`, the time only under --prefix-output-with-timestamp: `[1]<stderr>:`).
+_MPI = re.compile(r"\[(?:\d+,)?(?P<rank>\d+)\]<std(?:out|err)>:\s?")
 _RANK = re.compile(r"\[rank(?P<rank>\d+)\]:\s?")
 # torchrun's default `[default1]:`, and a TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE that adds a number after a bar
 # (`[${role_name}${local_rank}|${rank}]:` gives `[trainer1|1]:`; what that number is, the template says).
@@ -252,10 +255,11 @@ _RELAY = re.compile(
 _RELAY_FIRST: Final = frozenset("0123456789[{")
 _RELAY_HEAD: Final = 320
 
-# Open MPI's `--timestamp-output`: a ctime stamp glued to the `[1,N]<stderr>:` tag that follows it.
+# Open MPI's `--timestamp-output`: a ctime stamp glued to the `[1,N]<stderr>:` tag that follows it (and Horovod's
+# --prefix-output-with-timestamp, time.asctime before its `[N]<stderr>:`).
 _MPI_STAMP = re.compile(
     r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d "
-    r"\d\d:\d\d:\d\d \d{4}(?=\[\d+,\d+\]<std(?:out|err)>:)"
+    r"\d\d:\d\d:\d\d \d{4}(?=\[(?:\d+,)?\d+\]<std(?:out|err)>:)"
 )
 
 # A forwarded syslog message: the PRI, then RFC 5424's version, stamp, host, app, procid, msgid and structured data
