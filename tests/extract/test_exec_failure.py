@@ -25,6 +25,9 @@ EXC = exceptions.ExceptionExtractor()
         ("/root/.pyenv/versions/3.11.7/bin/python3: can't open file '/nonexist/train.py': [Errno 2] No such file or "
          "directory", "FileNotFoundError", "/nonexist/train.py"),
         ("bash: line 89: ./s.sh: Permission denied", "PermissionError", "./s.sh"),
+        # bash -c over ssh or pdsh: shell_execve's file_error, no script line (pdsh's host tag before it)
+        ("172.16.0.18: bash: /home/u/envs/py37/bin/python: No such file or directory", "FileNotFoundError",
+         "/home/u/envs/py37/bin/python"),
     ],
 )
 def test_a_program_that_could_not_start(line: str, exc_type: str, path: str) -> None:
@@ -45,3 +48,36 @@ def test_a_program_that_could_not_start(line: str, exc_type: str, path: str) -> 
 )
 def test_other_missing_files_are_no_exec_failure(line: str) -> None:
     assert all(not d.fields.get("exec") for d in scan(EXC, [line], source="application"))
+
+
+# The shell's own record of a working directory or an output file the job's script named that the node could not give
+# it (extract/traceback.py `_SHELL_SETUP`): bash's cd builtin (`cd: DIR: No such file or directory` after its
+# `line N: ` prolog), dash's (`N: cd: can't cd to DIR`) and dash's redirection (`cannot create FILE: Directory
+# nonexistent`), as bash 5 and dash 0.5 print them.
+@pytest.mark.parametrize(
+    ("line", "path"),
+    [
+        ("10.0.0.18: bash: line 0: cd: /data/run/src: No such file or directory", "/data/run/src"),
+        ("/tmp/job/run_master.sh: 15: cd: can't cd to /tmp/mount/job/code", "/tmp/mount/job/code"),
+        ("/tmp/job/run_master.sh: 16: /tmp/job/run_master.sh: cannot create /tmp/job/out/stdout: Directory "
+         "nonexistent", "/tmp/job/out/stdout"),
+    ],
+)
+def test_a_working_directory_or_output_file_the_node_lacks_is_the_jobs_set_up(line: str, path: str) -> None:
+    assert holds_literal(EXC, line)
+    (d,) = scan(EXC, [line], source="application")
+    assert d.kind == "app.exception"
+    assert_fields(d, {"path": path, "setup": True})
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "bash: line 3: cd: /data/run/train.py: Not a directory",  # a path that is there, but no directory
+        "Cannot create /data/out: Directory nonexistent, making it",  # a program's own words, no shell prolog
+        "bash: cd: too many arguments",
+        "sh: python3: not found in the image's cache, pulling",
+    ],
+)
+def test_a_shell_record_that_names_nothing_the_node_lacks_is_no_set_up(line: str) -> None:
+    assert all(not d.fields.get("setup") and not d.fields.get("exec") for d in scan(EXC, [line], source="application"))

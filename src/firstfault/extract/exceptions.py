@@ -391,6 +391,7 @@ class ExceptionExtractor:
         "[Errno ",
         "No module named",
         *tb.EXEC_LITERALS,
+        *tb.SHELL_SETUP_LITERALS,
         *storage_strerror_texts(),
     )
 

@@ -1242,9 +1242,12 @@ def standalone(body: str) -> Draft | None:
     TensorFlow logs about its coordination service or a collective
     (excclass.logged_status); and what the exception table reads in a line of its own (`_logged`).
     """
+    shell = shell_setup(body) if any(w in body for w in SHELL_SETUP_LITERALS) else None
+    if shell is not None:
+        return shell
     m5 = _EXEC_FAILED.search(body)
     if m5:
-        prog = next((g for g in m5.group("p1", "p2", "p3", "p4") if g), None)
+        prog = next((g for g in m5.group("p1", "p2", "p3", "p4", "p5") if g), None)
         return exec_failure(prog, m5.group("why"), body)
     if any(w in body for w in SOCKET_CALL_LITERALS):
         call = socket_call_failed(body)
@@ -1398,7 +1401,9 @@ def _logged(body: str) -> Draft | None:
 # A launcher that could not start the workload's program: slurmstepd's `error: execve(): /opt/venv/bin/python3:
 # No such file or directory`, bash's `/var/spool/slurmd/job42/slurm_script: line 7: /opt/venv/bin/python3: No such
 # file or directory` / `line 7: pythn: command not found`, `/usr/bin/env: 'python3': No such file or directory`,
-# python's `python3: can't open file '/work/train.py': [Errno 2] No such file or directory`. A program path the job
+# python's `python3: can't open file '/work/train.py': [Errno 2] No such file or directory`, a shell's exec of a program
+# path outside a script's line (bash execute_cmd.c shell_execve's file_error under its `bash: ` prolog, `bash -c` over
+# ssh or pdsh: `bash: /opt/venv/bin/python: No such file or directory`; an absolute path only). A program path the job
 # names that is not there (or not executable) is the workload's configuration: app.exception, not storage.
 EXEC_LITERALS: Final = ("execve(", "command not found", "can't open file", ": No such file or directory",
                          ": Permission denied", ": Exec format error")
@@ -1410,8 +1415,34 @@ _EXEC_FAILED = re.compile(
     r"|: line \d+: (?P<p2>[^:\s]+)"
     r"|^(?:\S*/)?env: ['\u2018]?(?P<p3>[^':\s\u2019]+)['\u2019]?"
     r"|can't open file ['\"](?P<p4>[^'\"]+)['\"]: \[Errno \d+\]"
+    r"|(?:^|\s)-?(?:ba|da|z|k)?sh: (?P<p5>/[^:\s]+)"
     r")(?::\s*|(?<=\])\s+)(?P<why>No such file or directory|command not found|Permission denied|Exec format error)"
     r"\s*$")
+
+
+# The shell's own record that a line of the job's script could not have the working directory or output file it named:
+# its `cd` builtin unable to enter a directory (bash builtins/cd.def: builtin_error `cd: DIR: STRERROR` after the
+# prolog `SCRIPT: line N: `; dash src/cd.c: sh_error `can't cd to DIR` after exvwarning2's prolog `ARG0: N: cd: `),
+# or a redirection unable to create its file (dash src/redir.c: sh_error `cannot create FILE: ` + errmsg(E_CREAT),
+# `Directory nonexistent` for ENOENT). What the job named that the node cannot give it: its set-up (docs/verdict.md
+# app.exception.setup; rule app-setup, weak). A cd to a path that exists but is no directory, or a redirection
+# refused for another reason, names nothing the node lacks and is not read.
+SHELL_SETUP_LITERALS: Final = ("cd: ", "can't cd to ", "cannot create ")
+_SHELL_SETUP = re.compile(
+    r":[ ](?:line[ ])?\d{1,9}:[ ]"
+    r"(?:cd:[ ](?:(?P<dir>[^:\n]{1,400}):[ ]No[ ]such[ ]file[ ]or[ ]directory|can't[ ]cd[ ]to[ ](?P<dir2>\S{1,400}))"
+    r"|(?:[^:\n]{1,400}:[ ])?cannot[ ]create[ ](?P<file>[^:\n]{1,400}):[ ]Directory[ ]nonexistent)"
+    r"\s*$")
+
+
+def shell_setup(body: str) -> Draft | None:
+    """The job's set-up from the shell's record of a `cd` or a redirection it could not carry out (_SHELL_SETUP)."""
+    m = _SHELL_SETUP.search(body)
+    if m is None:
+        return None
+    path = m.group("dir") or m.group("dir2") or m.group("file")
+    return Draft("app.exception", _fields(exc_type="FileNotFoundError", message=clip(body), path=path.strip(),
+                                          setup=True, shell=True))
 
 
 def exec_failure(prog: str | None, why: str, body: str) -> Draft:
