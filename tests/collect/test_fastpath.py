@@ -74,6 +74,21 @@ def test_memo_is_bounded_and_forgets_its_oldest_first() -> None:
         memo.Memo("test.bad", size=0)
 
 
+def test_a_full_memo_forgets_a_share_of_its_oldest_at_once() -> None:
+    # (one at a time, each look for the oldest walked over the empty slots the ones before had left: memo._evict)
+    m: memo.Memo[int] = memo.Memo("test.share", size=64)
+    for i in range(64):
+        m.put(str(i), i + 1)
+    assert len(m) == 64
+    m.put("new", 100)
+    gone = 1 + 64 // memo.EVICT_SHARE
+    assert len(m) == 64 - gone + 1 and m.find("new") == 100
+    assert [i for i in range(64) if m.find(str(i)) is None] == list(range(gone))  # the oldest, and only they
+    for i in range(gone - 1):  # room again: nothing more is forgotten until the memo is full
+        assert m.get(f"more{i}", lambda: 1) == 1
+    assert len(m) == 64 and m.find(str(gone)) == gone + 1
+
+
 def test_memo_shared_by_threads_stays_bounded() -> None:
     import sys
     import threading

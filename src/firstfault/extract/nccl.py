@@ -42,7 +42,7 @@ from firstfault.extract.codes import (
     nccl_result_of,
 )
 from firstfault.extract.excclass import errno_limit, setup_errno
-from firstfault.extract.memo import ON, Found, Memo, Spans, digit_free, digits_zeroed, value
+from firstfault.extract.memo import ON, Found, Memo, Spans, digit_blind, digit_free, digits_zeroed, value
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.traceback import PEER_FAILURE_PATTERNS
 from firstfault.extract.verbs import (
@@ -849,6 +849,69 @@ def _announced(body: str) -> NcclNodeWarn | None:
     return rows[0] if head is not None and warn is None else None
 
 
+# _no_failure's answers by a line's template (digits_zeroed), while every pattern it reads is digit-blind
+# (memo.digit_blind) and for a template that holds none of its words with a digit, zeroed (_digit_words_zeroed): then
+# a line holds each of its words exactly where its template does, and its patterns match its template at the same
+# places, so the answer is the template's. Each rank's `NCCL INFO TUNER/Plugin: ...` lines, alike but for the host,
+# pid and device in their header, are read once (issue 27).
+_NO_FAILURE: Memo[NcclNodeWarn | bool] = Memo("nccl.no_failure.zeroed")
+_NO_FAILURE_GUARD: list[tuple[str, ...] | None] = []
+
+
+def _digit_words_zeroed() -> tuple[str, ...] | None:
+    """The words _no_failure reads (the error words, the rows' texts and files of `nccl_node_warns`, the starts and
+    words of `nccl_info_lines`) that hold a digit, with their digits made `0`; None where a pattern it reads is not
+    digit-blind (then nothing is remembered)."""
+    if not all(digit_blind(p) for p in (_NCCL_HEAD, _NCCL_WARN_BARE, _BARE_SOURCE, _IB_ASYNC)):
+        return None
+    starts, texts = _info_words()
+    words = (*nccl_error_literals(), *starts, *texts, *(w for row in nccl_node_warns() for w in (*row.texts,
+                                                                                                 *row.files)))
+    return tuple(sorted({digits_zeroed(w) for w in words if not digit_free((w,))}))
+
+
+def _no_failure(body: str) -> NcclNodeWarn | bool:
+    """How NcclErrorExtractor reads a line that holds none of NCCL's error kinds and no /dev/shm report: the
+    `announced` row of an NCCL release's INFO that says what will fail (the stream's later errors are the row's),
+    True where the line is understood as no failure (a routine adapter event, a `benign` WARN, an INFO line of
+    `nccl_info_lines`: claimed), False where it is left to the others. One decision for extract and quiet_claim;
+    remembered by the line's template where the fast paths are on (_NO_FAILURE)."""
+    if not ON[0]:
+        return _no_failure_read(body)
+    if not _NO_FAILURE_GUARD:
+        _NO_FAILURE_GUARD.append(_digit_words_zeroed())
+    guard = _NO_FAILURE_GUARD[0]
+    if guard is None:
+        return _no_failure_read(body)
+    key = digits_zeroed(body)
+    got = _NO_FAILURE.find(key)
+    if got is None:
+        got = _no_failure_read(body)
+        if not any(w in key for w in guard):
+            _NO_FAILURE.put(key, got)
+    return got
+
+
+def _no_failure_read(body: str) -> NcclNodeWarn | bool:
+    """_no_failure's reading of `body` itself."""
+    if (row := _announced(body)) is not None:
+        return row
+    if "NET/IB" in body and _IB_ASYNC.search(body):
+        return True  # a routine adapter event (a GID table change): understood, nothing failed
+    # a fallback NCCL goes on from (catalog/transport.yaml `nccl_node_warns`), or an INFO line of a failure's
+    # aftermath or a fallback (`nccl_info_lines`)
+    return _benign_warn(body) or _understood_info(body)
+
+
+def _shm_report(body: str, warn: str | None) -> str | None:
+    """The WARN message of a line that reports NCCL's /dev/shm segment failing (_shm_in), or None: the WARN a header
+    gave, or the whole line where NCCL's segment words stand without one (posted alone, or quoted after `Last
+    error:`)."""
+    if warn is None and any(lit in body for lit in SHM_SEGMENT_LITERALS):
+        warn = body
+    return warn if warn is not None and _shm_in(warn) else None
+
+
 def _benign_warn(body: str) -> bool:
     """Whether the line is an NCCL WARN whose words are a `benign` row's: understood, no event."""
     if _without_words(body):
@@ -908,6 +971,18 @@ class NcclErrorExtractor:
     def __init__(self) -> None:
         # ... and the words of NCCL's INFO lines it claims as no failure (catalog/transport.yaml `nccl_info_lines`)
         self.literals: tuple[str, ...] = tuple(dict.fromkeys((*nccl_error_literals(), *info_literals())))
+        # Such a line, where it is one (_no_failure True), is claimed and read to nothing whatever the stream holds:
+        # the scanner reads it without its candidate where no other reader's words are on it (collect/scan.py
+        # Extraction.read_quiet; each rank's `NCCL INFO TUNER/Plugin: Using internal tuner plugin.`, issue 27).
+        self.quiet_literals: tuple[str, ...] = info_literals()
+
+    def quiet_claim(self, body: str, state: dict[str, object], rank: int | None) -> bool:
+        """Whether extract(body, ctx) claims the line, gives nothing and leaves `ctx.state` (`state`) as it is,
+        whatever it holds: a line of none of NCCL's error kinds and no /dev/shm report that _no_failure understands
+        (no `announced` row: that one is noted in the state). False: nothing done."""
+        body = split_rank_prefix(body)[1]
+        found, _, warn = _read_error(body)
+        return not found and _shm_report(body, warn) is None and _no_failure(body) is True
 
     @staticmethod
     def _shm(rank: int | None, body: str, head: re.Match[str] | None, warn: str,
@@ -934,23 +1009,17 @@ class NcclErrorExtractor:
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)
         found, head, warn = _read_error(body)  # read only: each draft copies its fields
-        if warn is None and any(lit in body for lit in SHM_SEGMENT_LITERALS):
-            warn = body  # NCCL's segment report without its header: posted alone, or quoted after `Last error:`
-        if warn is not None and _shm_in(warn):
-            yield from self._shm(rank, body, head, warn, ctx)
+        if (shm := _shm_report(body, warn)) is not None:
+            yield from self._shm(rank, body, head, shm, ctx)
             return
         if not found:
-            if (row := _announced(body)) is not None:
-                # an NCCL release's INFO that says what will fail (catalog/transport.yaml `announced`): the
-                # stream's later NCCL errors are the row's, the line itself no event
-                recent(ctx.state, _ANNOUNCED)[row.name] = ctx.lineno
+            reading = _no_failure(body)
+            if reading is not False:
+                if reading is not True:
+                    # an NCCL release's INFO that says what will fail (catalog/transport.yaml `announced`): the
+                    # stream's later NCCL errors are the row's, the line itself no event
+                    recent(ctx.state, _ANNOUNCED)[reading.name] = ctx.lineno
                 ctx.claimed = True
-            elif "NET/IB" in body and _IB_ASYNC.search(body):
-                ctx.claimed = True  # a routine adapter event (a GID table change): understood, nothing failed
-            elif _benign_warn(body):
-                ctx.claimed = True  # a fallback NCCL goes on from (catalog/transport.yaml `nccl_node_warns`)
-            elif _understood_info(body):
-                ctx.claimed = True  # an INFO line of a failure's aftermath or a fallback (`nccl_info_lines`)
             return
         who = _who(rank, ctx, body)
         library = _library(body, head)  # a fork's line (catalog/transport.yaml `nccl_forks`): its events name it
