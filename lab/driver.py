@@ -613,7 +613,8 @@ def _dask_launches(fault: Fault, host: str, port: int) -> list[tuple[list[str], 
     return launches
 
 
-LOCAL_LOGS: dict[str, str | tuple[str, ...]] = {"mpirun": "nodes/{node}/mpirun.log", "lightning": "nodes/{node}/lightning.log",
+LOCAL_LOGS: dict[str, str | tuple[str, ...]] = {
+              "mpirun": "nodes/{node}/mpirun.log", "lightning": "nodes/{node}/lightning.log",
               "ray": "nodes/{node}/ray-driver.log", "jax": "nodes/{node}/jax-rank{rank}.log",
               "accelerate": "nodes/{node}/accelerate.log", "deepspeed": "nodes/{node}/deepspeed.log",
               "dask": ("nodes/{node}/dask-scheduler.log", "nodes/{node}/dask-worker-{rank}.log",
