@@ -29,15 +29,7 @@ WRONG: dict[str, str] = {
         "writing 4 MiB into the full 1 MiB tmpfs is all the job printed (netCDF-C keeps its HDF5 layer's error stack, "
         "which holds the errno, to itself); NC_EHDFERR names no layer's failure by design"),
     # eleventh round (lab breadth, issue 25: Dask, torchrun's elastic restarts): 2 of 7 wrong on the first run, at
-    # 6f45411d
-    "dask_killed_worker": (
-        "unknown, want software/app.crash on vm: Dask's nanny's `Worker process 6709 was killed by signal 11` "
-        "(distributed/nanny.py), the first of the workers the task's NULL dereference killed, was read by nothing; the "
-        "client's KilledWorker after the retries is only their end"),
-    "dask_worker_memory_limit": (
-        "unknown, want software/host.oom on vm: Dask's nanny's `Worker tcp://127.0.0.1:35923 (pid=6309) exceeded 95% "
-        "memory budget. Restarting...` (distributed/worker_memory.py), a memory limit's killer, was read by nothing; "
-        "its `was killed by signal 15` after it and the client's KilledWorker are what followed"),
+    # 6f45411d (dask_killed_worker, dask_worker_memory_limit); both fixed since (lab/README.md)
 }
 
 
