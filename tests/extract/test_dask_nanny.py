@@ -36,7 +36,7 @@ def test_the_nannys_word_on_a_worker_a_signal_ended(line: str, signal: str, by: 
 
 
 @pytest.mark.parametrize("line", [
-    # filled in: nanny.py's other ends (an exit value, 255), and the nanny's own signal handler (distributed/_signals.py)
+    # filled in: nanny.py's other ends (an exit value, 255) and the nanny's own signal handler (distributed/_signals.py)
     NANNY + "Worker process 6707 exited with status 1",
     NANNY + "Worker process 6707 was killed by unknown signal",
     "2026-12-07 11:09:51,216 - distributed._signals - INFO - Received signal SIGTERM (15)",
