@@ -958,7 +958,7 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
     _unknown("dask_scheduler_unreachable",
              "A Dask job whose workers and client are given the scheduler port of an earlier run (the launch "
              "script's stale value), where nothing listens; the scheduler itself listens on another port. The "
-             "workers keep trying to connect; the client gives up after its connect timeout (30 s). The evidence is "
+             "workers keep trying to connect; the client gives up after its connect timeout (20 s). The evidence is "
              "a scheduler that does not answer, as one not up yet or gone: unknown.", mode="dask",
              lab_fault="none", lane="dask", stale_scheduler_port=True, timeout=300.0),
     # ------------------------------------------------ eleventh round: torchrun's elastic restarts (issue 25)

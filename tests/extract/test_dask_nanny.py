@@ -77,3 +77,26 @@ def test_the_nanny_killing_a_worker_over_its_memory_limit_is_a_memory_kill(line:
 ])
 def test_near_miss_memory_warnings_and_restarts_are_no_memory_kill(line: str) -> None:
     assert kills([line]) == []
+
+
+# ------------------------------------------------------------------ a bare TimeoutError: a wait that ran out
+
+
+def test_a_bare_timeouterror_is_a_wait_that_ran_out() -> None:
+    # a fresh run of the lab's dask_scheduler_unreachable: the client's last connect attempt ran out in asyncio's
+    # timeout (Lib/asyncio/timeouts.py `raise TimeoutError from exc_val`), no message
+    from tests.extract.helpers import last_line
+
+    kinds = [d.kind for d in last_line("TimeoutError")]
+    assert "nccl.timeout" in kinds and "app.exception" not in kinds, kinds
+
+
+@pytest.mark.parametrize("line", [
+    # near misses: a TimeoutError with words of its own keeps its reading (a socket's errno, a library's message)
+    "TimeoutError: [Errno 110] Connection timed out",
+    "TimeoutError: the tokenizer server did not start",
+])
+def test_near_miss_a_timeouterror_with_a_message_is_not_the_bare_wait(line: str) -> None:
+    from tests.extract.helpers import last_line
+
+    assert [(d.kind, d.fields.get("exc_type")) for d in last_line(line)] == [("app.exception", "TimeoutError")]
