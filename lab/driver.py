@@ -428,12 +428,25 @@ class UnderJob:
 # ---------------------------------------------------------------- torchrun
 
 
+def _store_server(port: int) -> subprocess.Popen[bytes]:
+    """The c10d rendezvous's store in a process of its own on `port` (as etcd serves the etcd backend), so that it
+    outlives the agent that would host it: the agents are given `is_host=false`."""
+    code = ("import sys, time; from torch.distributed import TCPStore; "
+            "s = TCPStore('127.0.0.1', int(sys.argv[1]), is_master=True, wait_for_workers=False); time.sleep(86400)")
+    proc = subprocess.Popen([_python(), "-c", code, str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    _wait_listening(port, proc, 120)
+    return proc
+
+
+
 def run_torchrun(fault: Fault, out: Path) -> RunResult:
     host, bundle, work = _host_bundle(fault, out)
     logdir = work / "torchrun-logs"
     port = _free_port()
     rdzv = [a.replace("{port}", str(port)) for a in fault.rdzv] or ["--standalone"]
     holder = _hold_port(port) if fault.occupy_port else None
+    store = _store_server(port) if fault.late_agent else None
     lock = _hold_lock(work / fault.hold_lock) if fault.hold_lock else None
     cmd = [*_torchrun(), f"--nproc-per-node={NPROC}", *rdzv, "--log-dir", str(logdir),
            "--redirects", "3", "--tee", "3", *([f"--max-restarts={fault.max_restarts}"] if fault.max_restarts else []),
@@ -483,6 +496,13 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
                     detail = f"iptables DROP lo tcp ports {' '.join(ports)}; "
                 (work / "go").write_text("")
             rc = proc.wait(fault.timeout)
+            if fault.late_agent:  # the job's second agent, late: the first one's group failed and it left
+                with open(bundle / "nodes" / host / "torchrun-agent2.log", "wb") as log2:
+                    late = subprocess.Popen([a.replace(str(logdir), str(logdir) + "-agent2") for a in cmd],
+                                            stdout=log2, stderr=subprocess.STDOUT, env=env, cwd=work,
+                                            start_new_session=True)
+                    rc2 = late.wait(fault.timeout)
+                detail = f"late agent exit {rc2}; "
         except BaseException:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -493,6 +513,9 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
             under.close()
             if holder is not None:
                 holder.close()
+            if store is not None:
+                store.kill()
+                store.wait()
             if lock is not None:
                 lock.close()  # closing the descriptor releases the flock
             if pids_cg is not None:
@@ -515,6 +538,7 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
         *({"kind": "application", "path": f"torchrun-logs/{a}/{{rank}}/{std}.log"}
           for a in attempts for std in ("stdout", "stderr")),
         {"kind": "application", "path": "nodes/{node}/torchrun.log"},
+        *([{"kind": "application", "path": "nodes/{node}/torchrun-agent2.log"}] if fault.late_agent else []),
     ])
     _write_yaml(bundle / "workload.yaml", workload)
     shutil.rmtree(work, ignore_errors=True)
@@ -558,6 +582,8 @@ def _launches(fault: Fault, host: str, port: int) -> list[tuple[list[str], dict[
         argv = [*_console("deepspeed", "deepspeed.launcher.runner"), *hosts, "--master_port",
                 str(port), str(HERE / "deepspeed_job.py")]
         return [(argv, {"DS_ACCELERATOR": "cpu", "PYTHONPATH": str(HERE)}, f"nodes/{host}/deepspeed.log")]
+    if fault.mode == "dask":
+        return _dask_launches(fault, host, port)
     if fault.mode == "jax":
         env = {"WORLD_SIZE": str(NPROC), "JAX_COORDINATOR_ADDRESS": f"127.0.0.1:{port}", "JAX_PLATFORMS": "cpu"}
         return [([py, str(HERE / "jax_job.py")], {**env, "RANK": str(r)}, f"nodes/{host}/jax-rank{r}.log")
@@ -565,9 +591,34 @@ def _launches(fault: Fault, host: str, port: int) -> list[tuple[list[str], dict[
     raise ValueError(f"{fault.name}: no launcher for mode {fault.mode!r}")
 
 
-LOCAL_LOGS = {"mpirun": "nodes/{node}/mpirun.log", "lightning": "nodes/{node}/lightning.log",
+DASK_WORKERS = 3
+
+
+def _dask_launches(fault: Fault, host: str, port: int) -> list[tuple[list[str], dict[str, str], str]]:
+    """A Dask cluster as a batch script starts it: `dask scheduler` on `port`, 3 `dask worker`s (each under its nanny,
+    one thread, --memory-limit where the fault sets one), then the client, `python lab/dask_job.py`; each with its own
+    log under nodes/<host>/. The scheduler and the workers are the job's services: the driver starts the client once
+    the scheduler listens and stops the services once the client has ended (`run_local`). A stale port
+    (`stale_scheduler_port`) is one nothing listens on."""
+    dask = _console("dask", "dask")
+    address = f"tcp://127.0.0.1:{_free_port() if fault.stale_scheduler_port else port}"
+    env = {"PYTHONPATH": str(HERE), "DASK_DISTRIBUTED__WORKER__DAEMON": "False", "DASK_SCHEDULER_ADDRESS": address}
+    launches = [([*dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"], env,
+                 f"nodes/{host}/dask-scheduler.log")]
+    limit = ["--memory-limit", fault.worker_memory_limit] if fault.worker_memory_limit else []
+    launches += [([*dask, "worker", address, "--name", f"worker-{r}", "--nthreads", "1", *limit, "--no-dashboard",
+                   "--local-directory", f"dask-worker-space-{r}"], env, f"nodes/{host}/dask-worker-{r}.log")
+                 for r in range(DASK_WORKERS)]
+    launches.append(([_python(), str(HERE / "dask_job.py")], env, f"nodes/{host}/dask-client.log"))
+    return launches
+
+
+LOCAL_LOGS: dict[str, str | tuple[str, ...]] = {
+              "mpirun": "nodes/{node}/mpirun.log", "lightning": "nodes/{node}/lightning.log",
               "ray": "nodes/{node}/ray-driver.log", "jax": "nodes/{node}/jax-rank{rank}.log",
-              "accelerate": "nodes/{node}/accelerate.log", "deepspeed": "nodes/{node}/deepspeed.log"}
+              "accelerate": "nodes/{node}/accelerate.log", "deepspeed": "nodes/{node}/deepspeed.log",
+              "dask": ("nodes/{node}/dask-scheduler.log", "nodes/{node}/dask-worker-{rank}.log",
+                       "nodes/{node}/dask-client.log")}
 
 
 class NotFired(RuntimeError):
@@ -600,6 +651,27 @@ def _fired(work: Path, fault: Fault, procs: list[subprocess.Popen[bytes]]) -> di
         raise NotFired(str(exc)) from exc
 
 
+def _wait_listening(port: int, proc: subprocess.Popen[bytes], timeout: float) -> None:
+    """Waits until something accepts connections on 127.0.0.1:`port` (a server that `proc` starts)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        with contextlib.closing(socket.socket()) as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise RuntimeError(f"nothing listens on port {port} within {timeout:.0f}s (exit {proc.poll()})")
+
+
+def _stop_services(procs: list[subprocess.Popen[bytes]]) -> None:
+    """Stops a job's services as its batch script's clean-up does: SIGTERM to each, SIGKILL 10 s later; the workers
+    first, then the scheduler, so that none says its scheduler went away."""
+    for p in reversed(procs):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(p.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            p.wait(10)
+
+
 def run_local(fault: Fault, out: Path) -> RunResult:
     """A new launcher's job on this host (mpirun, Lightning's own launcher, JAX's processes, a Ray driver)."""
     host, bundle, work = _host_bundle(fault, out)
@@ -608,7 +680,11 @@ def run_local(fault: Fault, out: Path) -> RunResult:
     t0 = time.time()
     detail = ""
     try:
-        for argv, extra, log in _launches(fault, host, _free_port()):
+        port = _free_port()
+        launches = _launches(fault, host, port)
+        for n, (argv, extra, log) in enumerate(launches):
+            if fault.mode == "dask" and n == len(launches) - 1:
+                _wait_listening(port, procs[0], fault.timeout)  # as a batch script waits for its scheduler
             with open(bundle / log, "wb") as f:
                 procs.append(subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, env={**base_env, **extra},
                                               cwd=work, start_new_session=True))
@@ -633,7 +709,11 @@ def run_local(fault: Fault, out: Path) -> RunResult:
             pids_ = " ".join(str(p.pid) for p in procs)
             detail = f"kill -15, then -9, {pids_} {fault.term_after_marker:g}s into the hang; "
         deadline = time.monotonic() + fault.timeout
-        rcs = [p.wait(max(1.0, deadline - time.monotonic())) for p in procs]
+        if fault.mode == "dask":  # the client is the job; then the clean-up stops the scheduler and the workers
+            rcs = [procs[-1].wait(fault.timeout)]
+            _stop_services(procs[:-1])
+        else:
+            rcs = [p.wait(max(1.0, deadline - time.monotonic())) for p in procs]
     finally:
         for p in procs:  # what a launcher left behind (a Ray daemon, an orphaned rank) goes with it
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -645,9 +725,11 @@ def run_local(fault: Fault, out: Path) -> RunResult:
             (work / f"marker-rank{r}").exists() for r in fault.ranks.split(",")):
         # seen on a loaded machine: Ray's node timed out during start-up, before any rank ran a step
         raise NotFired(f"the fault never fired: no marker of ranks {fault.ranks} (exit {rcs})")
-    if fault.mode == "mpirun" and _help_lost(bundle / LOCAL_LOGS["mpirun"].format(node=host)):
+    if fault.mode == "mpirun" and _help_lost(bundle / str(LOCAL_LOGS["mpirun"]).format(node=host)):
         raise HelpLost("mpirun lost its ranks' help messages (ORTE_ERROR_LOG in show_help.c, no message left)")
-    workload = _static_workload(fault, host, t0, t1, rc, [{"kind": "application", "path": LOCAL_LOGS[fault.mode]}])
+    logs = LOCAL_LOGS[fault.mode]
+    workload = _static_workload(fault, host, t0, t1, rc, [{"kind": "application", "path": path}
+                                                          for path in ([logs] if isinstance(logs, str) else logs)])
     _write_yaml(bundle / "workload.yaml", workload)
     shutil.rmtree(work, ignore_errors=True)
     return RunResult(fault.name, bundle, t1 - t0, f"{detail}{fault.mode} exit {' '.join(map(str, rcs))}")

@@ -179,6 +179,30 @@ torch.save, h5py / HDF5, netCDF4, orbax-checkpoint over TensorStore; docs/verdic
   node of the rank that raised;
 - an HDF5 checkpoint cut short and read back (`truncated file: eof = ...`) with no error from the storage itself: the
   workload's exception reading it, `app.exception`, as the third round's ckpt_truncated.
+
+Eleventh round (lab breadth, issue 25: Dask as a launcher, torchrun's elastic restarts; docs/verdict.md decides each):
+- the same rules hold under Dask (a `dask scheduler`, `dask worker`s under their nannies, a client): a task's
+  exception is `app.exception` on the node of the worker that ran it, a clean run is `none`;
+- a task that grows past its worker's `--memory-limit` (the job's own limit on each worker process), so that the
+  worker's nanny kills the worker over its memory budget (and restarts it, the scheduler retrying the task on
+  another worker that dies alike until it gives up with KilledWorker): a memory killer enforcing a memory limit,
+  as slurmstepd's over `--mem` or YARN's container limit (verdict.md `host.oom`: "a userspace memory killer ... or
+  the scheduler's memory-limit enforcement ... killing a rank"), never a crash: `host.oom` on that node; the
+  KilledWorker that ends the client is the retries' end, a symptom;
+- a task that kills its own worker process with a signal it raises on itself (SIGSEGV from a NULL dereference) on
+  every try, until the scheduler gives up (KilledWorker): a signal the process raised on itself, `app.crash` on the
+  node; the first worker's death is where it began, the retries and KilledWorker are its consequence;
+- the workers and the client given a scheduler address where nothing listens (a stale port of an earlier run; the
+  scheduler listens on another): as the eighth round's JAX coordinator port, the evidence is a scheduler that does
+  not answer, which a scheduler not up yet or gone gives alike (verdict.md: "not a rendezvous that could not reach
+  its store"): `unknown`, no affected nodes;
+- torchrun agents of one elastic job (`--nnodes=1:2`, one c10d rendezvous): the first agent's worker raises with no
+  restarts left (`--max-restarts=0`), the agent fails and closes the rendezvous; a second agent that comes late
+  meets the closed rendezvous (RendezvousClosedError): the first worker's exception, `app.exception` on its node;
+  the closed rendezvous is its consequence;
+- a rank that fails in the first attempt (an exception) and, after torchrun restarts the group, fails otherwise
+  in the second (a signal it raises on itself) until the restarts are spent: the first attempt's failure is where
+  it began, `app.exception` on the node (the second attempt's crash is what the restart met, not the first cause).
 """
 
 from __future__ import annotations
@@ -186,9 +210,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Mode = Literal["torchrun", "slurm", "mpirun", "lightning", "jax", "ray", "accelerate", "deepspeed"]
+Mode = Literal["torchrun", "slurm", "mpirun", "lightning", "jax", "ray", "accelerate", "deepspeed", "dask"]
 # run on this host by lab.driver.run_local
-LOCAL_MODES = ("mpirun", "lightning", "jax", "ray", "accelerate", "deepspeed")
+LOCAL_MODES = ("mpirun", "lightning", "jax", "ray", "accelerate", "deepspeed", "dask")
 
 SOFTWARE_NODE = ["{node}"]
 
@@ -267,6 +291,12 @@ class Fault:
     kernel_log: bool = False  # the node's kernel log (dmesg -T) for the run's window goes into the bundle
     array: str = ""  # slurm only: sbatch --array (e.g. "0-1%1"); the fault fires in the array task `array_task` only
     array_task: int = 1
+    # eleventh round: Dask, torchrun's elastic restarts
+    worker_memory_limit: str = ""  # dask only: each `dask worker`'s --memory-limit (its nanny enforces it)
+    stale_scheduler_port: bool = False  # dask only: the workers and the client dial a port where nothing listens
+    late_agent: bool = False  # torchrun only: the rendezvous store in a process of its own (the rdzv option's
+    #   {port}); a second torchrun agent of the same elastic job (its own log, nodes/<host>/torchrun-agent2.log)
+    #   starts once the first agent has ended
 
     @property
     def train_fault(self) -> str:
@@ -904,6 +934,48 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
         "which an earlier run of the same experiment left (the run's name reused, started without resuming): orbax "
         "refuses ('ValueError: Destination .../step-0003 already exists.'); the peers fail in gloo. An output the "
         "job's library will not write over: app.exception.setup on the node.", lab_fault="orbax_exists", ranks="0"),
+    # ------------------------------------------------ eleventh round: Dask as a launcher (issue 25)
+    Fault("dask_completed", "dask",
+          "A Dask job: `dask scheduler`, 3 `dask worker`s (each under its nanny) and a client on 127.0.0.1; the "
+          "client computes a dask.array mean and maps 6 shard tasks over the workers; every task finishes. Nothing "
+          "failed: none.", domain="none", outcome="succeeded", affected_nodes=[], lab_fault="none", lane="dask",
+          timeout=300.0),
+    _sw("dask_task_exception", "app.exception",
+        "A Dask job (scheduler, 3 workers, a client): the task of step 3 raises ValueError on its worker (a collate "
+        "bug dropped a label); the scheduler marks it erred and the client's result() raises it again. The task's "
+        "exception: app.exception on the node.", mode="dask", lab_fault="exception", lane="dask", timeout=300.0),
+    _sw("dask_worker_memory_limit", "host.oom",
+        "A Dask job whose workers run under --memory-limit 300MiB: the task of step 3 grows a cache 10 MiB at a "
+        "time; the worker's nanny kills the worker over its memory budget and restarts it; the scheduler gives the "
+        "task to another worker, which dies alike, until it gives up (KilledWorker raised in the client). A memory "
+        "limit's killer: host.oom on the node.", mode="dask", lab_fault="memory_limit", lane="dask",
+        worker_memory_limit="300MiB", timeout=300.0),
+    _sw("dask_killed_worker", "app.crash",
+        "A Dask job: the task of step 3 dereferences NULL (ctypes.string_at(0)) on every try; its worker process dies "
+        "of SIGSEGV, the nanny restarts it, the scheduler retries the task on the other workers until it gives up "
+        "(KilledWorker raised in the client). A signal the process raised on itself: app.crash on the node (the "
+        "first worker's death is where it began).", mode="dask", lab_fault="segfault", lane="dask", timeout=300.0),
+    _unknown("dask_scheduler_unreachable",
+             "A Dask job whose workers and client are given the scheduler port of an earlier run (the launch "
+             "script's stale value), where nothing listens; the scheduler itself listens on another port. The "
+             "workers keep trying to connect; the client gives up after its connect timeout (20 s). The evidence is "
+             "a scheduler that does not answer, as one not up yet or gone: unknown.", mode="dask",
+             lab_fault="none", lane="dask", stale_scheduler_port=True, timeout=300.0),
+    # ------------------------------------------------ eleventh round: torchrun's elastic restarts (issue 25)
+    _sw("restart_fails_differently", "app.exception",
+        "torchrun --max-restarts=1: in the first attempt rank 1 raises ValueError at step 3; torchrun restarts the "
+        "group and in the second attempt rank 1 dereferences NULL at step 3 (SIGSEGV, exitcode -11); the restarts are "
+        "spent and the job fails. The first attempt's exception is where it began: app.exception on the node.",
+        lab_fault="exception_then_segv", max_restarts=1),
+    _sw("elastic_late_agent_closed", "app.exception",
+        "An elastic job of two torchrun agents on one c10d rendezvous (--nnodes=1:2, --max-restarts=0; the store in "
+        "a process of its own, is_host=false, as etcd serves the etcd backend): the first agent's group starts "
+        "alone; its rank 1 raises ValueError at step 3, the agent fails and closes the rendezvous; a second agent of "
+        "the same job that comes late meets the closed rendezvous (RendezvousClosedError). The first worker's "
+        "exception: app.exception on its node.",
+        lab_fault="value_error", late_agent=True,
+        rdzv=("--nnodes=1:2", "--rdzv-backend=c10d", "--rdzv-endpoint=127.0.0.1:{port}", "--rdzv-id=lab",
+              "--rdzv-conf=last_call_timeout=5,is_host=false")),
     # ------------------------------------------------ third round: the scheduler acting on nodes and partitions
     _admin("slurm_node_down",
            "While every rank waits at step 3 the job's node is set DOWN (scontrol update state=down, as a health "

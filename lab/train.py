@@ -45,7 +45,7 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 FAULT = os.environ.get("LAB_FAULT", "none")
 # torchrun restarts the group (--max-restarts): the script keeps each attempt's store keys apart (see main)
-PER_ATTEMPT_STORE = FAULT in ("fail_first_attempt", "exception_every_attempt")
+PER_ATTEMPT_STORE = FAULT in ("fail_first_attempt", "exception_every_attempt", "exception_then_segv")
 FAULT_RANKS = {int(r) for r in os.environ.get("LAB_FAULT_RANKS", "1").split(",") if r.strip()}
 FAULT_STEP = int(os.environ.get("LAB_FAULT_STEP", "3"))
 STEPS = int(os.environ.get("LAB_STEPS", "6"))
@@ -408,6 +408,8 @@ def main() -> None:
             time.sleep(1)  # never reaches init_process_group; nothing records why
     if FAULT == "fail_first_attempt" and os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") != "0":
         FAULT = "none"  # the restarted attempt runs clean
+    if FAULT == "exception_then_segv":  # the first attempt raises, the restarted one segfaults at the same step
+        FAULT = "exception_every_attempt" if os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") == "0" else "segv_plain"
     logging.basicConfig(
         level=logging.INFO, stream=sys.stdout,
         format=f"%(asctime)s %(levelname)s [rank{RANK}] %(name)s: %(message)s",

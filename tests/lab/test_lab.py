@@ -42,7 +42,8 @@ pytestmark = pytest.mark.integration
 
 TORCHRUN = [f.name for f in FAULTS.values() if f.mode == "torchrun"]
 SLURM = [f.name for f in FAULTS.values() if f.mode == "slurm"]
-LOCAL = [f.name for f in FAULTS.values() if f.mode in LOCAL_MODES]  # mpirun, Lightning, JAX, Ray, Accelerate, DeepSpeed
+# mpirun, Lightning, JAX, Ray, Accelerate, DeepSpeed, Dask
+LOCAL = [f.name for f in FAULTS.values() if f.mode in LOCAL_MODES]
 # Runs at once. A run is CPU-bound for a few seconds (4 Python processes importing torch) and then mostly
 # waits (gloo timeouts, scancel, the time limit), so 3 at a time keep 2 cores busy.
 WORKERS = 3
@@ -53,7 +54,7 @@ def _launcher_missing(mode: str) -> str | None:
     if mode == "mpirun" and shutil.which("mpirun") is None:
         return "mpirun not installed (scripts/ci/install-servers.sh: openmpi-bin)"
     module = {"mpirun": "mpi4py", "lightning": "lightning", "jax": "jax", "ray": "ray.train",
-              "accelerate": "accelerate", "deepspeed": "deepspeed"}[mode]
+              "accelerate": "accelerate", "deepspeed": "deepspeed", "dask": "distributed"}[mode]
     top = module.split(".")[0]
     if importlib.util.find_spec(top) is None:
         return f"{top} is not installed (pip install -e '.[lab]')"

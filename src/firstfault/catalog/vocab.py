@@ -139,10 +139,11 @@ SchedReasonName = Literal[
     "backoff_limit", "resource_limit", "count_limit", "setup", "host_maintenance", "device_plugin", "placement",
 ]
 # Who ends a job or kills its process, in its own words: the schedulers, orchestrators and managed services, and the
-# node's userspace memory killers (systemd-oomd, earlyoom), which catalog/scheduler.yaml's memory_limit phrases name
+# node's userspace memory killers (systemd-oomd, earlyoom, Dask's nanny), which catalog/scheduler.yaml's memory_limit
+# phrases name
 SchedulerName = Literal["sge", "pbs", "pbspro", "torque", "moab", "lsf", "flux", "kubernetes", "htcondor", "docker",
                         "ecs", "nomad", "slurm", "gcp", "aws", "azure", "ray", "sagemaker", "vertex", "modal",
-                        "systemd-oomd", "earlyoom", "yarn", "pals"]
+                        "systemd-oomd", "earlyoom", "yarn", "pals", "dask"]
 # The cloud APIs among them: their words are about a VM (a preemption that takes a node back, a quota or a stock-out
 # that refused to create one), never about the job's own process
 CLOUD_SCHEDULERS: Final = frozenset({"gcp", "aws", "azure"})

@@ -35,6 +35,10 @@ _FAULTS: Final = frozenset({"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE"})
 # output:`; its tracing fields after the message, the rank the shard's).
 _TGI_SHARD_SIGNAL = re.compile(
     r"\bShard process was signaled to shutdown with signal (?P<num>\d+)(?: rank=(?P<rank>\d+))?")
+# Dask's nanny on the worker process it watches, one a signal ended (dask/distributed distributed/nanny.py
+# WorkerProcess._on_exit: `Worker process 6707 was killed by signal 11`; catalog/exits.yaml printer dask-signal). It
+# restarts the worker; the task the worker ran is retried elsewhere. A fault signal is the worker's own, as mpirun's.
+_DASK_NANNY_SIGNAL = re.compile(r"\bWorker process (?P<pid>\d{1,10}) was killed by signal (?P<num>\d{1,3})\b")
 # Flux's job shell on the first task that exited, ending the job for it (flux-core src/shell/doom.c: `doom: sh: rank
 # 3 on host frontier10490 exited and exit-timeout=30s has expired`, flux-framework/flux-core#7037; `task-exit: foo.sh:
 # task rank 1 on host system76-pc failed and exit-on-error is set`, #7328; before 0.63 no host, `doom: rank 1 exited
@@ -79,7 +83,8 @@ class LauncherSignalExtractor:
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (" noticed that process rank ", "Node failure on ", "Exited with exit code ",
                                  "Shard process was signaled", "FATAL: doom: ", "FATAL: task-exit: ",
-                                 "Abnormal termination (signal ", ": exited abnormally", "signal ")
+                                 "Abnormal termination (signal ", ": exited abnormally", " was killed by signal ",
+                                 "signal ")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         split = ctx.state.get(_K_MPI_SIGNAL)
@@ -125,6 +130,12 @@ class LauncherSignalExtractor:
             tasks = a.group("tasks")
             yield Draft("process.signal", _exit_fields(clip(body), printer="srun"),
                         rank=int(tasks) if tasks.isdigit() else None)
+            return
+        k = _DASK_NANNY_SIGNAL.search(body) if "was killed by signal" in body else None
+        if k:
+            sig = _signal_of("dask-signal", int(k.group("num")))
+            yield Draft("process.signal", {"signal": sig, "by": by_whom(sig, "launcher") if sig in _FAULTS
+                                           else "launcher", "detail": body.strip()[:400], "pid": int(k.group("pid"))})
             return
         c = _CONDOR_SIGNAL.match(body) if "Abnormal termination" in body else None
         if c:
