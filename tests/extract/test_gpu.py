@@ -923,6 +923,10 @@ NVML_CASES: list[tuple[str, str, str | None]] = [
     ("Unable to determine the device handle for GPU0000:03:00.0: Unknown Error", "unresponsive", "pci:0000:03:00"),
     # synthetic: nvidia-smi's table cell it could not read
     ("| N/A   ERR!  P0    ERR! / 400W |  80000MiB / 81559MiB |    ERR!     Default |", "unresponsive", None),
+    # utkuozdemir/nvidia_gpu_exporter#393: one ERR!, at the row's head, where nvidia-smi marks a GPU whose driver asks
+    # for a recovery action (its `nvidia-smi -q`: GPU Recovery Action: Reset)
+    ("|ERR!   68C    P2             99W /  130W |       1MiB /  20475MiB |     93%      Default |", "unresponsive",
+     None),
     # NVIDIA/gpu-operator#523 (kubelet journal): the container CLI's driver timeout is the node's driver set-up
     # (persistence, catalog/platform.yaml 1009), not a GPU that stopped answering
     ("May 05 14:13:15 ip-10-51-52-158.us-west-2.compute.internal kubelet[33460]: nvidia-container-cli: detection "
@@ -961,6 +965,9 @@ def test_nvml_errors(line: str, cls: str, device: str | None) -> None:
         "nvidia-container-cli: version 1.14.3, Timeout not set",
         # "ERR!" outside nvidia-smi's table (synthetic)
         "worker 3: ERR! retrying the download",
+        # Azure/azhpc-diagnostics#77: one reading (the power draw) failed while the GPU answered the rest of its row;
+        # its developers: transient, no action to take
+        "| N/A   29C    P0   ERR! / 250W |    593MiB / 16160MiB |      0%      Default |",
     ],
 )
 def test_nvml_negatives(line: str) -> None:

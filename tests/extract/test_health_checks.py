@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from firstfault.catalog.tables import health_tables
-from firstfault.extract.healthcheck import read_health_message
+from firstfault.extract.healthcheck import SETUP, read_health_message
 from firstfault.model import Event
 from tests.extract import helpers
 
@@ -40,11 +40,17 @@ def _health(lines: list[str], source: str = "syslog") -> list[tuple[str | None, 
          [("check_gpu_ecc", "gpu_memory")]),
         # near miss: a check of what runs there (mej/nhc scripts/lbnl_hw.nhc check_hw_mem_free) names no part
         ("ERROR:  nhc:  Health check failed:  check_hw_mem_free:  Not enough free memory (10 kB < 2097152 kB).", []),
-        # near miss: a check that is not installed (bash's 127, as NHC's fallback reports it) could not run
-        ("ERROR:  nhc:  Health check failed:  Check check_nvsmi_healthmon returned 127", []),
-        # near miss: a wrapper's summary of the same (Azure/az-hop#1796, https://github.com/Azure/az-hop/issues/1796)
+        # a check whose command is not there (bash's 127, as NHC's fallback reports it) could not run: the
+        # checker's own set-up, no part of the node
+        ("ERROR:  nhc:  Health check failed:  Check check_nvsmi_healthmon returned 127",
+         [("check_nvsmi_healthmon", "setup")]),
+        # a wrapper's summary of the same (Azure/az-hop#1796, https://github.com/Azure/az-hop/issues/1796)
         ("ERROR : Node Health Checks failed - viz3d-1 - AMS081063509028 - Check check_nvsmi_healthmon returned 127",
-         []),
+         [("check_nvsmi_healthmon", "setup")]),
+        # Azure/azurehpc-health-checks#72: aznhc's dependency check finding HPC-X not sourced (customTests/
+        # azure_common.nhc check_all_reduce_dependencies), the checker's environment
+        ("[1705939176] - ERROR:  nhc:  Health check failed:  check_all_reduce_dependencies: HPCX_DIR is not set. "
+         "Ensure HPCX is installed and sourced correctly.", [("check_all_reduce_dependencies", "setup")]),
         # near miss: NHC's timeout names the check it was running; it could not finish (mej/nhc#95)
         ('Health check failed:  Script timed out while executing "check_ps_daemon sshd root"', []),
         # a site's own filesystem check by its prefix (mej/nhc#71, https://github.com/mej/nhc/pull/71)
@@ -115,6 +121,11 @@ def test_slurm_drain_reason_reads_through_the_same_table() -> None:
     got = helpers.events(["NodeName=wn-1-30 Arch=x86_64", "   Reason=NHC: Watchdog timer unable to terminate hung NHC "
                           "process 16263. [root@2023-04-29T16:16:31]"], "scheduler", file="ctl/nodes.txt", node=None)
     assert got == []
+    # a drain for a check whose command is not there (bash's 127) is the checker's set-up on that node
+    got = helpers.events(["NodeName=viz3d-1 Arch=x86_64", "   Reason=NHC: Check check_nvsmi_healthmon returned 127 "
+                          "[root@2023-04-29T16:16:31]"], "scheduler", file="ctl/nodes.txt", node=None)
+    assert [(e.kind, e.fields.get("host"), e.fields.get("part")) for e in got] == [
+        ("node.health_check", "viz3d-1", "setup")]
 
 
 def test_every_row_reads_itself() -> None:
@@ -125,4 +136,4 @@ def test_every_row_reads_itself() -> None:
         assert read is not None and read.part == row.part, row
     for u in tables.unrun:
         read = read_health_message(f"check_hw_ib:  {u.text}")
-        assert read is not None and read.part is None, u
+        assert read is not None and read.part == (SETUP if u.setup else None), u

@@ -2807,6 +2807,9 @@ _PROJECT_SOURCE = r"^[\w.\-]+/[\w.\-]+(?:#\d+)? \S+"  # `owner/repo path`, or `o
 class HealthUnrun(_Row, frozen=True):
     text: Annotated[str, Meta(min_length=6)]  # words that say the check could not run, as printed
     source: Annotated[str, Meta(pattern=_PROJECT_SOURCE)]
+    # the words say what the check's own set-up lacks (a command, a dependency, an environment, an argument), not
+    # that it ran out of time or was stopped: the checker's set-up, software on that node (rule health-check-setup)
+    setup: bool = False
 
 
 class HealthCheck(_Row, frozen=True):

@@ -1544,6 +1544,23 @@ def nvml_fields(text: str) -> dict[str, FieldValue] | None:
     return fields
 
 
+# A reading the GPU itself answered in nvidia-smi's table row: its temperature (`29C`)
+_SMI_TEMPERATURE = re.compile(r"\s\d{1,3}C\s")
+
+
+def _lone_smi_field_error(line: str, cell: str) -> bool:
+    """A row of nvidia-smi's table in which one reading failed (`ERR! / 250W`: the power draw) while the GPU answered
+    its temperature: one sensor's read that failed, transient and no fault of the GPU (Azure/azhpc-diagnostics#77, its
+    developers: "the ERR! message is transient and there's no action to be taken"). Not the row's first cell, where
+    nvidia-smi marks a GPU whose driver asks for a recovery action (`|ERR!   68C    P2 ...`,
+    utkuozdemir/nvidia_gpu_exporter#393: `GPU Recovery Action: Reset`), nor a row of two or more (a GPU not
+    answering: every field ERR!, pytorch/test-infra#3967)."""
+    if line.count(cell) != 1 or _SMI_TEMPERATURE.search(line) is None:
+        return False
+    first = line.lstrip()[1:].split("|", 1)[0].split()
+    return bool(first) and not first[0].startswith(cell.strip())
+
+
 class NvmlErrorExtractor:
     """nvidia-smi, NVML clients and the NVIDIA container runtime failing to see or use the GPUs.
 
@@ -1563,7 +1580,10 @@ class NvmlErrorExtractor:
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         cell = next((e for e in nvidia_smi_field_errors() if e in line), None)
         if cell is not None and line.lstrip().startswith("|"):
-            # nvidia-smi could not read a field of a GPU in its table: that GPU is not answering.
+            if _lone_smi_field_error(line, cell):
+                ctx.claimed = True  # one reading failed while the GPU answered the rest of its row: no fault
+                return
+            # nvidia-smi could not read the fields of a GPU in its table: that GPU is not answering.
             yield from self._report(_NvmlRow("", "", "unresponsive"), line, 0, None, ctx)
             return
         read = nvml_report(line)

@@ -9,11 +9,12 @@ drains the node:
     Node Health Check failed.  Check check_xid_errors returned 1
     Reason=NHC: check_fs_mount:  /scratch not mounted [root@2024-03-01T10:00:00]   (extract/slurmerr.py)
 
-One reading for all of them (`read_health_message`): words that say the check could not run are the checker's own
-set-up and nothing; an Xid the check quotes is that Xid (extract/gpu.py's reading of the driver's line); otherwise
-the check's row says which part of the node it examines, and a failure of a check that examines a part is the weak
-`node.health_check` on that node (rules health-check-*): the check's threshold may be wrong for the node, and any
-strong cause wins.
+One reading for all of them (`read_health_message`): words that say the check could not run are no evidence about
+the node (nothing), or, where they say what the check's own set-up lacks (a command, a dependency, an environment),
+the checker's set-up on that node (part `setup`, the weak app.exception.setup); an Xid the check quotes is that
+Xid (extract/gpu.py's reading of the driver's line); otherwise the check's row says which part of the node it
+examines, and a failure of a check that examines a part is the weak `node.health_check` on that node (rules
+health-check-*): the check's threshold may be wrong for the node, and any strong cause wins.
 """
 
 from __future__ import annotations
@@ -43,9 +44,14 @@ _COUNTED = re.compile(r"(?<![\w])nhc:\s+\d+ health checks failed\.", re.IGNORECA
 _NHC = re.compile(r"(?<![\w])nhc(?:\[\d+\])?:", re.IGNORECASE)
 
 
+# The part a check's words give where they say what its own set-up lacks (catalog/health.yaml `unrun`, setup): the
+# checker's set-up on the node, not a part of it (rule health-check-setup)
+SETUP: Final = "setup"
+
+
 class HealthRead(NamedTuple):
     """What a failed health check's words say: the check (if named), the part of the node it examines (None: the
-    check could not run), the words."""
+    check could not run; SETUP: it could not run for what its own set-up lacks), the words."""
 
     check: str | None
     part: str | None
@@ -73,9 +79,11 @@ def read_health_message(message: str) -> HealthRead | None:
     """A failed health check's words (what NHC's die() printed, the drain reason's after `NHC:`), read through
     catalog/health.yaml; None where they name no check and say nothing of the checker's own."""
     words = message.strip()
-    if any(u.text in words for u in health_tables().unrun):
+    unrun = [u for u in health_tables().unrun if u.text in words]
+    if unrun:
         named = _CHECK.search(words)
-        return HealthRead(named.group("check") if named else None, None, words)
+        return HealthRead(named.group("check") if named else None, SETUP if any(u.setup for u in unrun) else None,
+                          words)
     named = _CHECK.search(words)
     if named is None:
         return None
@@ -85,8 +93,8 @@ def read_health_message(message: str) -> HealthRead | None:
 
 
 def health_check_draft(read: HealthRead, host: str | None) -> Draft | None:
-    """The weak event a failed check gives on its node, or None where the check examines no part of it (or could
-    not run)."""
+    """The weak event a failed check gives on its node (part SETUP: the checker's own set-up), or None where the check
+    examines no part of it (or could not run for another reason: a time-out, a signal)."""
     if read.part is None or read.part == "none":
         return None
     return Draft("node.health_check", {"check": read.check, "part": read.part, "message": clip(read.message)},

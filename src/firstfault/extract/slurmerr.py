@@ -484,7 +484,7 @@ class NodeReasonExtractor:
         at = reason.lower().find(row.text.lower())
         read = read_health_message(reason[at + len(row.text):] if at >= 0 else reason)
         if read is not None and read.part is None:
-            return  # the check could not run: the checker's own set-up
+            return  # the check could not run (a time-out, a signal): nothing about the node
         for host in targets:
             draft = health_check_draft(read, host) if read is not None else None
             yield draft if draft is not None else Draft(
