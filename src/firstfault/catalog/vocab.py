@@ -117,7 +117,7 @@ AsyncMeans = Literal["link_down", "device_fatal", "queue_error", "info"]
 PeerStack = Literal["ucx", "ompi", "orte", "pmix", "mpich", "nccl", "btl_tcp", "nixl"]
 PeerMeans = Literal["timeout", "reset", "unreachable", "refused", "lost", "none"]
 LocalStack = Literal["nccl", "mca", "ompi", "impi", "cray", "gloo", "mpich", "ucx", "hydra", "ssh", "nixl",
-                     "mooncake", "ccl", "ofi", "petsc"]
+                     "mooncake", "ccl", "ofi", "petsc", "pslite"]
 
 # Exceptions, status words, errno and object-store codes (catalog/exceptions.yaml)
 ExceptionFamily = Literal[

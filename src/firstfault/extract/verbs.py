@@ -747,7 +747,7 @@ _K_STACK = "ff.transport.mpich_stack"  # (lineno, call, class, rank, host) of an
 _K_CONFIRM = "ff.transport.mpich_confirm"  # (lineno, row, detail, rank, host) of an entry waiting for its words
 # NCCL's are extract/nccl.py's, MPICH's read in a record, UCX's held by VerbsCompletionExtractor
 _LOCAL_STACKS: Final = ("mca", "ompi", "impi", "cray", "gloo", "hydra", "ssh", "nixl", "mooncake", "ccl", "ofi",
-                        "petsc")
+                        "petsc", "pslite")
 _HELP_STACKS: Final = frozenset({"mca", "ompi"})  # the help texts', read sentence by sentence
 # Hydra's proxy tag, which names the node it runs on: `[proxy:0:1@node2] HYDU_create_process (...): ...`.
 _HYDRA_PROXY: Final = re.compile(r"^\[proxy:[\d:]{1,20}@(?P<host>[A-Za-z0-9][\w.\-]{0,253})\]")
