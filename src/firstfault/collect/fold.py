@@ -43,7 +43,11 @@ verdict what reading every copy gives:
   shapes were checked against: each shape is read in full once more, with
   the same outcome, before it folds again (an *epoch*). Not a variant whose
   line was read by its body alone (`_Variant.free`): no copy of it is given
-  that state, so its outcome does not hang on it.
+  that state, so its outcome does not hang on it. A line whose reading looked
+  a value its digits spell up in that state (a GHES record's number while a
+  record is open: `LineContext.keyed`) is not foldable, nor, from then on in
+  its file, is the variant it read to: a copy with other digits may not read
+  as it did.
 - A folded copy's time is not read where the line starts with a stamp whose
   bytes order as its times (zone-less ISO, syslog): an unrecognized line's
   copies then fold only where their stamp is not earlier than the variant's
@@ -1326,6 +1330,12 @@ class LineFold:
                         v.lead_rep = raw[:v.lead]
                         self._untable_variant(v)
                     v.reads += 1
+                    if not r.foldable and v.reading.foldable:
+                        # A copy keyed on the stream's state (LineContext.keyed: a GHES record's number while a
+                        # record is open) reads to this outcome now, and another copy's digits might not: the
+                        # variant's copies are each read from here on in this file.
+                        v.reading.foldable = False
+                        self._untable_variant(v)
                     v.same_again(r, x)
                     if not v.free:
                         v.epoch = self._epoch

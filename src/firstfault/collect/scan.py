@@ -832,6 +832,8 @@ class Extraction:
             zkey = zeroed(body)
             offer = (body, zkey, host, c.node, c.rank)
             foldable = not decided_by_count(zkey)
+        if ctx is not None and ctx.keyed:
+            foldable = False  # its outcome hangs on its digits' value in the stream's state (LineContext.keyed)
         # Past the store's cap a copy is its signatures and weights, whatever its other fields (a pid).
         outcome = (tuple(sigs), ctx.claimed if ctx is not None else False, None if offer is None else offer[1:])
         # The per-stream state the extractors were given; none where the line was read by its body alone, and one

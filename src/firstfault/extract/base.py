@@ -54,6 +54,10 @@ class LineContext:
     # Set by an extractor that understood the line without emitting an event
     # (a traceback's first line, a repeat it folded): not an unrecognized line.
     claimed: bool = False
+    # Set by an extractor whose reading of the line looked a value the line spells in its digits (a record's number)
+    # up in the stream's state, while the state held such values: a copy with other digits may read otherwise (a
+    # line of an open record, or not), so no copy of it may be counted for another (collect/fold.py `keyed`).
+    keyed: bool = False
 
 
 def worded_at(line: str, text: str, also: Iterable[str] = (), after: str | None = None) -> tuple[int, int] | None:

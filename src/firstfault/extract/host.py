@@ -950,6 +950,9 @@ class MceExtractor:
         elif not msg.startswith(_GHES_HEAD):
             at = records.get(seq)
             if not isinstance(at, int) or ctx.lineno - at > _GHES_LINES:
+                # Not a line of an open record: but one with another number (or later) may be, so while a record
+                # is open in the stream its copies are each read (LineContext.keyed), never counted for this one.
+                ctx.keyed = any(isinstance(a, int) and ctx.lineno - a <= _GHES_LINES for a in records.values())
                 return False
         ctx.claimed = True
         return True
