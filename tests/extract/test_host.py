@@ -47,17 +47,17 @@ NET_CASES: list[tuple[str, dict[str, Any], str | None]] = [
      "error, High Temperature", {"state": "error", "iface": "pci:0000:5c:00"}, "pci:0000:5c:00"),
     # NVSentinel's fatal NIC patterns
     ("mlx5_core 0000:d2:00.0: poll_health:174: device's health compromised - reached miss count.",
-     {"state": "error", "iface": "pci:0000:d2:00"}, "pci:0000:d2:00"),
+     {"state": "adapter", "iface": "pci:0000:d2:00", "fault": "device's health compromised"}, "pci:0000:d2:00"),
     ("mlx5_core 0000:03:00.0: wait_func:964:(pid 112): ENABLE_HCA(0x104) timeout. Will cause a leak of a "
-     "command resource", {"state": "error"}, "pci:0000:03:00"),
+     "command resource", {"state": "adapter"}, "pci:0000:03:00"),
     ("systemd-networkd[1234]: ib0: Lost carrier", {"state": "down", "iface": "ib0"}, "ib0"),  # synthetic
     # a NIC's own ECC error, which the driver resets the adapter for: intel-wired-lan (lists.osuosl.org), April
     # 2020, "ECC error" on X550 NICs with ixgbe 5.1.0 (its quoted-printable line break undone), and
     # openstreetmap/operations#1308 (the card was replaced)
     ("2020-04-06T08:35:16.077662-05:00 dell-server1 kernel: [155528.916479] ixgbe 0000:19:00.1 eno2: Received ECC "
-     "Err, initiating reset", {"state": "error", "iface": "eno2"}, "eno2"),
-    ("[  757.936687] ixgbe 0000:5d:00.1 eno6: Received ECC Err, initiating reset", {"state": "error", "iface": "eno6"},
-     "eno6"),
+     "Err, initiating reset", {"state": "adapter", "iface": "eno2"}, "eno2"),
+    ("[  757.936687] ixgbe 0000:5d:00.1 eno6: Received ECC Err, initiating reset",
+     {"state": "adapter", "iface": "eno6"}, "eno6"),
 ]
 
 
@@ -73,6 +73,67 @@ def test_net_link_up_is_never_down() -> None:
     for line in ("mlx5_core 0000:01:00.0 enp1s0f0np0: Link up",
                  "Feb 14 05:03:41 gpu-1 kernel: mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link ACTIVE"):
         assert one(NET, line).fields["state"] == "up"
+
+
+# A network adapter's own failure in its driver's words (catalog/platform.yaml `adapter_faults`): state `adapter`,
+# the row's words as `fault`; never a link's `down` or a module's `error`.
+ADAPTER_CASES: list[tuple[str, str, str | None]] = [
+    # TACC Frontera, ConnectX-6 firmware assert (charm++ issue 2635's kern.log): the header and the syndrome line
+    ("[198542.853543] mlx5_core 0000:5e:00.0: device's health compromised - reached miss count",
+     "device's health compromised", "pci:0000:5e:00"),
+    ("[198542.918249] mlx5_core 0000:5e:00.0: synd 0x7: irisc not responding", "irisc not responding",
+     "pci:0000:5e:00"),
+    # health.c since 5.17: the header names the syndrome's words (synthetic, the format string's words)
+    ("mlx5_core 0000:5e:00.0: print_health_info:431:(pid 0): Health issue observed, firmware internal error, "
+     "severity(3) ERROR:", "firmware internal error", "pci:0000:5e:00"),
+    ("mlx5_core 0000:5e:00.0: synd 0x10: High temprature", "High temprature", "pci:0000:5e:00"),  # before 5.10
+    ("mlx5_core 0000:3b:00.0: poll_health:800:(pid 0): Fatal error 1 detected", "Fatal error {n} detected",
+     "pci:0000:3b:00"),
+    ("mlx5_core 0000:3b:00.0: mlx5_health_try_recover:335:(pid 9): health recovery flow aborted, PCI reads still "
+     "not working", "health recovery flow aborted", "pci:0000:3b:00"),
+    # the bnxt_en PCI function that bnxt_re prints under (a Proxmox host's dmesg, BCM57416, 6.5 kernel)
+    ("Nov 29 13:06:13 pve2-xxx kernel: bnxt_en 0000:12:00.0: QPLIB: bnxt_re_is_fw_stalled: FW STALL Detected. "
+     "cmdq[0xe]=0x3 waited (103641 > 100000) msec active 1 ", "FW STALL Detected", "pci:0000:12:00"),
+    ("bnxt_en 0000:41:00.0 enp65s0f0np0: Detected firmware fatal condition, initiating reset",  # synthetic
+     "Detected firmware fatal condition", "enp65s0f0np0"),
+    # an ixgbe adapter gone to firmware recovery mode after it was removed (a posted dmesg)
+    ("[   47.571188] ixgbe 0000:01:00.0: Firmware recovery mode detected. Limiting functionality. Refer to the "
+     "Intel(R) Ethernet Adapters and Devices User Guide for ", "Firmware recovery mode detected", "pci:0000:01:00"),
+]
+
+
+@pytest.mark.parametrize(("line", "fault", "device"), ADAPTER_CASES)
+def test_adapter_fault(line: str, fault: str, device: str | None) -> None:
+    d = one(NET, line)
+    assert d.kind == "net.link"
+    assert d.device == device
+    assert_fields(d, {"state": "adapter", "fault": fault})
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # UCX's completion syndrome, not the health buffer's: no colon after the code, no mlx5_core header
+        "[1612345678.123456] [gpu-3:12:0] ib_mlx5_log.c:143 UCX ERROR Transport retry count exceeded on "
+        "mlx5_0:1/IB (synd 0x15 vend 0x81 hw_synd 0/0)",
+        # the print_health_info block's other lines, and a syndrome's words without `synd 0x..: ` before them
+        "[198542.924637] mlx5_core 0000:5e:00.0: ext_synd 0x40d0",
+        "mlx5_core 0000:5e:00.0: EQ error on something else",
+        # the firmware's announced reset (an update's activation) and a recovery that succeeded: no failure
+        "bnxt_en 0000:41:00.0 enp65s0f0np0: Firmware non-fatal reset event received, max wait time 2000 msec",
+        "mlx5_core 0000:3b:00.0: mlx5_health_try_recover:345:(pid 9): health recovery succeeded",
+        # the words under no driver of their row
+        "some-daemon: device's health compromised",
+        "myservice: Firmware recovery mode detected in config",
+    ],
+)
+def test_adapter_fault_near_miss(line: str) -> None:
+    assert not [d for d in scan(NET, [line]) if d.fields.get("state") == "adapter"]
+
+
+def test_adapter_fault_is_no_link_down() -> None:
+    # a real link-down on the same adapter stays the link's
+    assert one(NET, "[ 4443.968257] mlx5_core 0000:53:00.0 enp83s0f0np0: Link down").fields["state"] == "down"
 
 
 def test_net_link_module_error_without_bdf_prefix() -> None:

@@ -277,7 +277,6 @@ def test_a_numbered_row_needs_its_words(monkeypatch: pytest.MonkeyPatch) -> None
         ("node-1:100:200 [0] NCCL WARN NET/IB : mlx5_3:1 Got async error event: port error", "mlx5_3", 1),
         ("node-1:100:200 [0] transport/net_ib/common.cc:179 NCCL WARN NET/IB : mlx5_3:1 Got non-fatal async event: "
          "port error(10)", "mlx5_3", 1),
-        ("node-1:100:200 [0] NCCL WARN NET/IB : mlx5_0:1 async fatal event: local catastrophic error", "mlx5_0", 1),
         # UCX (synthetic, ib_device.c's format string)
         ("[node-1:4242:0:4242] ib_device.c:530 UCX DIAG IB Async event on mlx5_2: port error on port 1", "mlx5_2", 1),
     ],
@@ -285,6 +284,13 @@ def test_a_numbered_row_needs_its_words(monkeypatch: pytest.MonkeyPatch) -> None
 def test_a_port_or_adapter_going_away_is_the_link_going_down(line: str, iface: str, port: int | None) -> None:
     [e] = feed([line])
     assert (e.kind, e.fields["state"], e.fields["iface"], e.fields.get("port")) == ("net.link", "down", iface, port)
+
+
+def test_the_adapters_catastrophic_error_is_the_adapters_failure() -> None:
+    # IBV_EVENT_DEVICE_FATAL: the adapter itself failed (its firmware or hardware), not its link
+    [e] = feed(["node-1:100:200 [0] NCCL WARN NET/IB : mlx5_0:1 async fatal event: local catastrophic error"])
+    assert (e.kind, e.fields["state"], e.fields["iface"], e.fields.get("port"), e.fields["fault"]) == (
+        "net.link", "adapter", "mlx5_0", 1, "local catastrophic error")
 
 
 @pytest.mark.parametrize(

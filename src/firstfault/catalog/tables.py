@@ -1571,6 +1571,34 @@ def kernel_faults() -> tuple[KernelFault, ...]:
     return tuple(item for _, item in _rows("platform.yaml", "kernel_faults", KernelFault))
 
 
+class AdapterFault(_Row, kw_only=True, frozen=True):
+    """A network adapter driver's words for the adapter's own failure (catalog/platform.yaml `adapter_faults`): its
+    firmware stopped answering or asserted, its hardware reported a fatal error; `none`: words that name no failure."""
+
+    text: Annotated[str, Meta(min_length=6)]  # as printed, case and all; `{n}`: a decimal number
+    drivers: Annotated[tuple[Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]+$")], ...], Meta(min_length=1)]
+    syndrome: Annotated[int, Meta(ge=0, le=0xFF)] | None = None  # (mlx5) hsynd_str()'s words for this syndrome
+    means: Literal["fault", "none"]
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def adapter_faults() -> tuple[AdapterFault, ...]:
+    """A network adapter's own failures in its driver's words, in the table's order (catalog/platform.yaml); a text
+    appears once, and only a message row (no `syndrome`) holds `{n}`."""
+    rows: list[AdapterFault] = []
+    seen: set[str] = set()
+    for where, item in _rows("platform.yaml", "adapter_faults", AdapterFault):
+        if item.text in seen:
+            raise CatalogTableError(f"{where}: {item.text!r} appears twice")
+        if item.syndrome is not None and "{" in item.text:
+            raise CatalogTableError(f"{where}: a syndrome's words hold no `{{n}}`")
+        seen.add(item.text)
+        rows.append(item)
+    return tuple(rows)
+
+
 class PcieErrorWord(_Row, kw_only=True, frozen=True):
     """The kernel's words for a PCIe error's severity (catalog/platform.yaml `pcie_error_words`): AER's `severity=`
     word, DPC's trigger reason; `none`: a word that names no error of the link (a containment a program asked for)."""

@@ -12,7 +12,9 @@ from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import (
+    AdapterFault,
     StorageWord,
+    adapter_faults,
     cper_severities,
     dead_mount_errors,
     ipmi_bus_event,
@@ -74,11 +76,44 @@ _MODULE = re.compile(r"Port module event(?P<err>\[error\])?: module (?P<module>\
 # goes away with it): `ixgbe 0000:5d:00.1 eno6: Received ECC Err, initiating reset`. The driver's header (driver,
 # PCI function, interface) says it is a NIC's, not a GPU's or the host memory's.
 _NIC_ECC = re.compile(rf"\b[a-z][a-z0-9_]* {_BDF} (?P<iface>[\w.\-]+): .*?\bECC [Ee]rr")
-# NIC faults that take the port(s) away (NVSentinel's fatal mlx5 syslog patterns).
-_NIC_FATAL = re.compile(
-    r"device's health compromised|unrecoverable hardware error"
-    r"|timeout\. Will cause a leak of a command resource"
-)
+# A network adapter's own failure in its driver's words (catalog/platform.yaml `adapter_faults`): the firmware
+# stopped answering or asserted, the hardware reported a fatal error. A message row's words anywhere on a line that
+# names one of its drivers; a syndrome row's (mlx5's hsynd_str) only after `synd 0x<code>: ` or `Health issue
+# observed, `. Each row's drivers are looked for from a word's start.
+_ADAPTER_ROWS: Final[dict[str, AdapterFault]] = {r.text: r for r in adapter_faults()}
+
+
+def _adapter_words(text: str) -> str:
+    return re.escape(text).replace(re.escape("{n}"), r"\d{1,3}")
+
+
+_ADAPTER_MSG = re.compile("|".join(
+    f"(?P<m{i}>{_adapter_words(r.text)})" for i, r in enumerate(adapter_faults()) if r.syndrome is None))
+_ADAPTER_SYND = re.compile(
+    r"(?:\bsynd 0x(?P<code>[0-9a-fA-F]{1,2}): |Health issue observed, )(?P<words>"
+    + re.alternation([r.text for r in adapter_faults() if r.syndrome is not None]) + r")")
+_ADAPTER_LITERALS: Final = (
+    "synd 0x", "Health issue observed", *(r.text.split("{n}")[0] for r in adapter_faults() if r.syndrome is None))
+_DRIVER_RX: Final[dict[tuple[str, ...], re.Pattern[str]]] = {
+    r.drivers: re.compile(r"\b(?:" + "|".join(re.escape(d) for d in r.drivers) + ")") for r in adapter_faults()
+}
+
+
+def _adapter_row(line: str) -> tuple[AdapterFault, re.Match[str]] | None:
+    """The adapter_faults row a line holds, in a line that names one of the row's drivers, and its match."""
+    row: AdapterFault | None = None
+    m = _ADAPTER_SYND.search(line)
+    if m is not None:
+        row = _ADAPTER_ROWS[m.group("words")]
+    elif (m := _ADAPTER_MSG.search(line)) is not None:
+        row = adapter_faults()[int(next(k for k, v in m.groupdict().items() if v is not None)[1:])]
+    if row is None or m is None or _DRIVER_RX[row.drivers].search(line) is None:
+        return None
+    return row, m
+
+
+# A netdev driver's header before its message: `bnxt_en 0000:12:00.0 eth0: ...`, `ice 0000:3b:00.0: ...`.
+_DRIVER_HEAD = re.compile(rf"\b[a-z][a-z0-9_]* (?P<bdf>{_BDF})(?: (?P<iface>[\w.\-]+))?:")
 
 
 class NetLinkExtractor:
@@ -87,7 +122,7 @@ class NetLinkExtractor:
     name = "net.link"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "net.link": frozenset({"detail", "iface", "port", "state"}),
+        "net.link": frozenset({"detail", "fault", "iface", "port", "state"}),
     }
     sources: frozenset[str] = _KERNEL
     literals: tuple[str, ...] = (
@@ -102,11 +137,9 @@ class NetLinkExtractor:
         "Lost carrier",
         "Gained carrier",
         "Port module event",
-        "health compromised",
-        "unrecoverable hardware error",
-        "Will cause a leak of a command resource",
         "ECC Err",
         "ECC err",
+        *_ADAPTER_LITERALS,
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
@@ -115,6 +148,7 @@ class NetLinkExtractor:
         iface: str | None = None
         port: int | None = None
         anchor: re.Match[str] | None = None
+        fault: str | None = None
         if (m := _IB_PORT.search(line)) is not None:
             state = "down" if m.group("st") == "DOWN" else "up"
             iface, port, anchor = m.group("iface"), int(m.group("port")), m
@@ -127,12 +161,15 @@ class NetLinkExtractor:
             else:
                 state = "module_event"  # unplugged, cable error, disabled ...
             anchor = m
-        elif (m := _NIC_FATAL.search(line)) is not None:
-            if "mlx5" not in line:
-                return
-            state, anchor = "error", m
+        elif (hit := _adapter_row(line)) is not None:
+            row, anchor = hit
+            if row.means == "none":
+                return  # the driver's words for no failure of the adapter (a reset it was asked for)
+            state, fault = "adapter", row.text
+            if mlx is None and (head := _DRIVER_HEAD.search(line)) is not None and head.start() < anchor.start():
+                iface, anchor = head.group("iface") or f"pci:{norm_pci(head.group('bdf'))}", head
         elif (m := _NIC_ECC.search(line)) is not None:
-            state, iface, anchor = "error", m.group("iface"), m
+            state, iface, anchor, fault = "adapter", m.group("iface"), m, "ECC Err"
         elif (m := _NETDEV.search(line)) is not None:
             word = (m.group("s1") or m.group("s2") or m.group("s3")).lower()
             state, iface, anchor = ("down" if word == "down" else "up"), m.group("iface") or m.group("iface2"), m
@@ -157,6 +194,8 @@ class NetLinkExtractor:
             "port": port,
             "detail": _clip(line[start:]),
         }
+        if fault is not None:
+            fields["fault"] = fault  # the adapter_faults row's words (an ECC error: the driver's)
         yield Draft(kind="net.link", fields=fields, device=device)
 
 

@@ -462,7 +462,7 @@ class VerbsCompletionExtractor:
         "nccl.ib_completion_error": frozenset({
             "detail", "hca", "peer", "stack", "status", "status_class", "status_name", "syndrome", "vendor_err", "via"
         }),
-        "net.link": frozenset({"detail", "iface", "port", "state", "async_event"}),
+        "net.link": frozenset({"detail", "iface", "port", "state", "async_event", "fault"}),
         "nccl.error": frozenset({"detail", "async_event", "stack", "status", "status_name", "errno", "setup",
                                  "limit", "local_status", "transport"}),
     }
@@ -580,11 +580,14 @@ class VerbsCompletionExtractor:
 
 def async_drafts(event: AsyncEvent, dev: str | None, port: str | None, detail: str, rank: int | None,
                  host: str | None) -> Iterator[Draft]:
-    """What an adapter's async event means (catalog/transport.yaml): its port or the adapter going away is the
-    link going down, a queue's failure an NCCL-side symptom, the routine ones nothing."""
+    """What an adapter's async event means (catalog/transport.yaml): its port going away is the link going down,
+    the adapter's own catastrophic error (IBV_EVENT_DEVICE_FATAL) the adapter's failure (`state` `adapter`, as its
+    driver's health words are: extract/host.py), a queue's failure an NCCL-side symptom, the routine ones nothing."""
     if event.means in ("link_down", "device_fatal"):
         fields: dict[str, FieldValue] = {"state": "down", "iface": dev or "ib", "detail": detail,
                                          "async_event": event.name}
+        if event.means == "device_fatal":
+            fields["state"], fields["fault"] = "adapter", event.text
         if port is not None:
             fields["port"] = int(port)
         yield Draft("net.link", fields, device=dev, rank=rank, host=host)
