@@ -111,3 +111,19 @@ def test_a_lone_exception_line_is_judged_by_its_own_stream_alone() -> None:
     assert lone in terminal_lines([lone, later_elsewhere])  # the near miss: another stream's later line
     later_here = _ev("nccl.timeout", 9, rank=0, file="r0", line=50)
     assert lone not in terminal_lines([lone, later_elsewhere, later_here])  # more of its own stream after it
+
+
+# ------------------------------------------------------------------ a kind's rules, once per kind
+
+def test_the_rules_an_event_meets_are_those_of_its_kind_worked_out_once() -> None:
+    from firstfault.engine.loader import shipped_catalog
+    from firstfault.engine.match import RuleIndex, kind_matches
+
+    rules = shipped_catalog().active()
+    index = RuleIndex(rules)
+    for kind in ("nccl.timeout", "nccl.watchdog_status", "gpu.xid", "sched.job", "no.such_kind"):
+        want = {r.id for r in rules if any(kind_matches(sel.event, kind) for sel in r.match)}
+        first = index.candidates(kind)
+        assert {r.id for r in first} == want and len(first) == len(want)
+        assert index.candidates(kind) is first  # the second event of a kind meets the same answer
+    assert index.candidates("no.such_kind") == ()  # the near miss: a kind no rule selects meets none
