@@ -24,6 +24,7 @@ Leads are ordered deterministically (kind, then first_seen, ranks, nodes).
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -304,8 +305,10 @@ def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
             waited = (_mode(dones) + 1) if dones else m
             ops = op_at.get((pg, waited))
             what = (f"{ops.most_common(1)[0][0]} SeqNum {waited}" if ops else f"collective SeqNum {waited}")
-            maj_evs = sorted((x for r, p in with_enq.items() if r in in_majority
-                              if (x := p.timeout or p.ev) is not None), key=ctx.key)
+            # the majority's first report (maj_evs[:1] of them sorted: their least, not a sort of 16k ranks' lines)
+            first_maj = min((x for r, p in with_enq.items() if r in in_majority
+                             if (x := p.timeout or p.ev) is not None), key=ctx.key, default=None)
+            maj_evs = [first_maj] if first_maj is not None else []
             if differ(len(behind), len(majority), directed=True):
                 enqs = sorted({q for r in behind if (q := with_enq[r].enq) is not None})
                 where = ", ".join(str(x) for x in enqs[:4])
@@ -351,7 +354,8 @@ def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
                      and e.rank is not None}
             silent = _silent(ctx, set(ranks) | stuck, reporters)
             if silent:
-                evs = sorted((p.timeout for p in ranks.values() if p.timeout is not None), key=ctx.key)
+                # the first two timeouts (nsmallest: sorted(...)[:2], ties in their order, without the sort)
+                evs = heapq.nsmallest(2, (p.timeout for p in ranks.values() if p.timeout is not None), key=ctx.key)
                 out.append(_draft(
                     ctx, "laggard_rank", silent,
                     f"{_fmt_ranks(silent)} printed no watchdog timeout while {_others(len(reporters))} "

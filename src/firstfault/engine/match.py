@@ -94,10 +94,15 @@ class RuleIndex:
                     lst = self.exact.setdefault(sel.event, [])
                     if r not in lst:
                         lst.append(r)
+        # each kind's rules, worked out once per kind (a 16k-rank job's watchdog lines are two kinds), not per event
+        self._by_kind: dict[str, tuple[Rule, ...]] = {}
 
-    def candidates(self, kind: str) -> list[Rule]:
-        out = list(self.exact.get(kind, ()))
-        for pre, r in self.prefix:
-            if kind.startswith(pre) and r not in out:
-                out.append(r)
-        return out
+    def candidates(self, kind: str) -> tuple[Rule, ...]:
+        hit = self._by_kind.get(kind)
+        if hit is None:
+            out = list(self.exact.get(kind, ()))
+            for pre, r in self.prefix:
+                if kind.startswith(pre) and r not in out:
+                    out.append(r)
+            hit = self._by_kind[kind] = tuple(out)
+        return hit

@@ -521,17 +521,22 @@ def terminal_lines(events: list[Event]) -> list[Event]:
     weak (engine/attribute.py): it is a cause only where no cause read from fuller evidence stands.
     """
     events = _services_back(events)
+    # The streams (file and rank) that hold such a line: only theirs are walked (a 16k-rank job's watchdog lines,
+    # none of them lone exceptions, are not)
+    streams = {(ev.evidence.file, ev.rank) for ev in events if ev.fields.get("terminal") is True}
     last: dict[tuple[str | None, int | None], int] = {}
     last_telling: dict[tuple[str | None, int | None], int] = {}  # the same, less the lone lines that say less
     last_own: dict[tuple[str | None, int | None], int] = {}  # the same, less the lone symptoms
-    for ev in events:
+    for ev in events if streams else ():
         if ev.fields.get("truncated") is True:
             # a traceback cut before its exception line (the stream stops inside it) adds no words of its own: it
             # supersedes nothing said before it (a logged error, then the traceback of the same failure, cut)
             continue
+        key = (ev.evidence.file, ev.rank)
+        if key not in streams:
+            continue
         terminal = ev.fields.get("terminal") is True
         if terminal or not (ev.kind.startswith(_EXIT_REPORTS) or ev.fields.get("exit_report") is True):
-            key = (ev.evidence.file, ev.rank)
             line = ev.evidence.line or 0
             if line > last.get(key, -1):
                 last[key] = line
@@ -553,7 +558,7 @@ def terminal_lines(events: list[Event]) -> list[Event]:
                 and line >= last_own.get(key, -1))
 
     return _fallout(_relayed_xids(_answered_nodes(_storage_sidecars(_waited_out(_named_victims(_answered_headers([
-        ev for ev in events if kept(ev)])))))))
+        ev for ev in events if kept(ev)] if streams else list(events))))))))
 
 
 # A store's, a transport's or a deadline's failure, as the kind of symptom an exception that follows it and names no
@@ -592,8 +597,8 @@ def _fallout(events: list[Event]) -> list[Event]:
     store, the peer or the deadline failed it. It becomes a symptom of the failure's kind (_FAILURE_KINDS, `fallout`
     true, its words as `detail`), never the workload's own cause. A generic exception with no such failure before it
     stays what it is; so does one whose class or message names a kind of its own (a CUDA OOM, an errno on a file)."""
-    if not any(ev.kind in _FAILURE_KINDS for ev in events):
-        return events
+    if not any(ev.kind in _FAILURE_KINDS for ev in events) or not any(_generic(ev) for ev in events):
+        return events  # (only a generic exception changes: the streams are not sorted where none is)
     order = sorted(range(len(events)), key=lambda i: (events[i].evidence.file or "", events[i].rank is None,
                                                        events[i].rank or 0, events[i].evidence.line or 0))
     last: dict[tuple[str | None, int | None], tuple[Event, str]] = {}  # a stream's last event, and its failure kind

@@ -24,6 +24,7 @@ from firstfault.model import (
     Verdict,
     WorkloadRef,
     iso,
+    iso_order,
 )
 from firstfault.spec import PROVISIONAL_AT_ONCE, PROVISIONAL_CONFIRM, category_matches, is_failure, outcome_of
 
@@ -108,8 +109,10 @@ def _symptoms(hits: list[SymptomHit]) -> list[Symptom]:
         groups.setdefault((h.category, expl), []).append(h)
     out: list[Symptom] = []
     for (cat, expl), hs in groups.items():
-        evs = sorted((h.event for h in hs), key=event_sort_key)
-        first = next((e.earliest() for e in evs if e.earliest() is not None), None)
+        evs = [h.event for h in hs]
+        # the first time in event_sort_key's order (its leading key, _tkey: times as their iso strings order, then
+        # none), found without sorting a 16k-rank job's symptoms: the least of them in that order
+        first = min((t for e in evs if (t := e.earliest()) is not None), key=iso_order, default=None)
         out.append(
             Symptom(
                 category=cat,
@@ -146,34 +149,35 @@ def _relayed_note(symptoms: Sequence[SymptomHit]) -> str | None:
     failed and not which (catalog/cuda.yaml `whose: environment`): NCCL's own WARN lines name it, or a rerun with
     NCCL_DEBUG=INFO prints them."""
     env = {r.name: r for r in nccl_result_table().values() if r.whose == "environment"}
-    for h in sorted(symptoms, key=lambda h: event_sort_key(h.event)):
-        name = h.event.fields.get("nccl_result")
-        row = env.get(name) if isinstance(name, str) else None
-        if row is None:
-            continue
-        ev = h.event.evidence
-        where = f"{ev.file}:{ev.line}" if ev.line is not None else ev.file or "the evidence"
-        return (f"NCCL's {row.name} ({where}): {row.failed or 'a call NCCL made'} failed; the NCCL WARN lines "
-                f"before it say which. Where the evidence has none, rerun with NCCL_DEBUG=INFO.")
-    return None
+    # the first in time of the symptoms that name such a result (min: the first of a stable sort, without sorting a
+    # 16k-rank job's symptoms)
+    h = min((h for h in symptoms if isinstance(name := h.event.fields.get("nccl_result"), str) and name in env),
+            key=lambda h: event_sort_key(h.event), default=None)
+    if h is None:
+        return None
+    row = env[str(h.event.fields["nccl_result"])]
+    ev = h.event.evidence
+    where = f"{ev.file}:{ev.line}" if ev.line is not None else ev.file or "the evidence"
+    return (f"NCCL's {row.name} ({where}): {row.failed or 'a call NCCL made'} failed; the NCCL WARN lines "
+            f"before it say which. Where the evidence has none, rerun with NCCL_DEBUG=INFO.")
 
 
 def _hang_note(symptoms: Sequence[SymptomHit]) -> str | None:
     """Where to look when the first hang reset of a GPU engine (sym-gpu-engine-hang) stands with no cause: the line
     that names the engine, the device and the process whose job hung (catalog/accel.yaml class `hang`)."""
-    for h in sorted(symptoms, key=lambda h: event_sort_key(h.event)):
-        if h.category != "gpu.hang" or h.explained_by is not None:
-            continue
-        ev = h.event
-        where = f"{ev.evidence.file}:{ev.evidence.line}" if ev.evidence.line is not None else ev.evidence.file
-        driver = ev.fields.get("driver") or "the GPU driver"
-        detail = " ".join(str(ev.fields.get("detail") or ev.evidence.text).split())[:200]
-        device = f" {ev.device}" if ev.device else ""
-        return (f"{driver} reset a hung engine on {ev.node or 'the node'}{device} ({where or 'the evidence'}: "
-                f"{detail}): a job's work on it did not finish in time. The reset does not say why (the job's "
-                f"kernel, the driver or its firmware, the device); look at what that process ran last, and at the "
-                f"driver's and firmware's versions if it repeats with other work.")
-    return None
+    h = min((h for h in symptoms if h.category == "gpu.hang" and h.explained_by is None),
+            key=lambda h: event_sort_key(h.event), default=None)  # the first in time (as _relayed_note)
+    if h is None:
+        return None
+    ev = h.event
+    where = f"{ev.evidence.file}:{ev.evidence.line}" if ev.evidence.line is not None else ev.evidence.file
+    driver = ev.fields.get("driver") or "the GPU driver"
+    detail = " ".join(str(ev.fields.get("detail") or ev.evidence.text).split())[:200]
+    device = f" {ev.device}" if ev.device else ""
+    return (f"{driver} reset a hung engine on {ev.node or 'the node'}{device} ({where or 'the evidence'}: "
+            f"{detail}): a job's work on it did not finish in time. The reset does not say why (the job's "
+            f"kernel, the driver or its firmware, the device); look at what that process ran last, and at the "
+            f"driver's and firmware's versions if it repeats with other work.")
 
 
 def build_verdict(
