@@ -2608,7 +2608,8 @@ class SlurmMessage(_Row, frozen=True):
     errno: bool = False  # the rest of the line is an errno of a path the job named
     level: bool = True  # False: a notice printed without an error level
     # False: words slurmd writes into the job's own output file, with no program's tag and no level (req.c
-    # `_prolog_error`): read only as a whole line's beginning
+    # `_prolog_error`), or words Slurm's own function name heads (`_find_node_record: `) that a paste may have cut
+    # from their log's stamp and level: read also as a whole line's beginning
     tag: bool = True
 
     def __post_init__(self) -> None:

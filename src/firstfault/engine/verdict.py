@@ -10,7 +10,7 @@ from firstfault.engine.attribute import Attribution, Finding, SymptomHit, event_
 from firstfault.engine.leads import verdict_leads
 from firstfault.engine.loader import Catalog
 from firstfault.engine.ports import cable_of, port_of
-from firstfault.extract.traceback import says_calm, says_retrying
+from firstfault.extract.traceback import controller_record, says_calm, says_retrying
 from firstfault.model import (
     CatalogRef,
     Cause,
@@ -241,10 +241,11 @@ def build_verdict(
         )
     elif outcome == "unknown" and not (failure_seen or any(not h.all_clear for h in att.symptoms) or att.leads
                                        or errors) and all(
-            says_calm(u.first.text) or says_retrying(u.first.text) for u in unrecognized or ()):
+            says_calm(u.first.text) or says_retrying(u.first.text) or controller_record(u.first.text)
+            for u in unrecognized or ()):
         # The end is not shown and nothing in the evidence failed (no event a rule reads, no line the catalog
         # missed that does not call itself a warning (or a record below one: INFO, DEBUG) or one try of a loop that
-        # goes on, no source that could not
+        # goes on, a Kubernetes controller's error record among them, no source that could not
         # be read): `unknown` would say that it failed (docs/verdict.md, "A run whose end is not shown").
         domain = "none"
         notes.append("No failure evidence was found in what was collected, and nothing says how the workload ended; "

@@ -15,7 +15,8 @@ from functools import cache, lru_cache
 from typing import NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import SchedText, SchedWord, sched_tables, state_of, storage_tables
+from firstfault.catalog.tables import SchedText, SchedWord, kueue_end, sched_tables, state_of, storage_tables
+from firstfault.catalog.vocab import SchedReasonName
 from firstfault.model import Event
 
 # A number with an optional unit, where a phrase of the table says `{n}`: `3610`, `105gb`, `38427376kb`,
@@ -211,11 +212,30 @@ def k8s_reason(word: str | None, message: str | None, field: str = "reason") -> 
     speaks where there is no word."""
     row = word_reason("kubernetes", word, field)
     due = row.reason if row else None
+    if row is None and field == "reason" and word is not None:
+        due = kueue_evicted(word)
     if message and due in (None, "eviction"):
         for hit in text_reasons(message):
             if hit.scheduler == "kubernetes" and hit.reason is not None:
                 return hit.reason, hit.resource
     return due, None
+
+
+# Kueue's event for a workload it evicts (kubernetes-sigs/kueue pkg/workload/evict/evict.go reportEvictedWorkload:
+# the reason `patching.ReasonWithCause(kueue.WorkloadEvicted, reason)`, `Evicted` + `DueTo` + the Evicted condition's
+# reason, and for a deactivated workload `DueTo` + its underlying cause after it once more:
+# `EvictedDueToPodsReadyTimeout`, `EvictedDueToPreempted`, `EvictedDueToDeactivatedDueToMaximumExecutionTimeExceeded`).
+# Anchored, one class run: linear.
+_KUEUE_EVICTED = re.compile(r"EvictedDueTo(?P<reason>[A-Z][A-Za-z]{1,80})")
+
+
+def kueue_evicted(word: str) -> SchedReasonName | None:
+    """Why Kueue evicted a workload, where `word` is its eviction event's reason (`EvictedDueToPodsReadyTimeout`):
+    the Evicted condition's reason inside it read as the condition is (catalog/tables.py `kueue_end`: a Kubernetes
+    word of catalog/scheduler.yaml says what its row says, any other is the queue's own eviction); None for any
+    other word."""
+    m = _KUEUE_EVICTED.fullmatch(word.strip())
+    return kueue_end("Evicted", "True", m.group("reason"))[0] if m is not None else None
 
 
 def k8s_pending(word: str | None, message: str | None) -> bool:
@@ -306,5 +326,5 @@ def line_literals() -> tuple[str, ...]:
 
 
 __all__ = ["ReasonHit", "clear_placed", "first_reason", "k8s_pending", "k8s_reason", "k8s_unstarted",
-           "kube_status_words", "line_literals", "recovered_or_clean",
+           "kube_status_words", "kueue_evicted", "line_literals", "recovered_or_clean",
            "scheduler_words", "state_of", "text_reasons", "word_reason"]

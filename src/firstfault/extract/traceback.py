@@ -1939,6 +1939,37 @@ def says_retrying(text: str) -> bool:
     return _RETRYING.search(text) is not None
 
 
+# A Kubernetes controller's own record of an error about an API object it works on, in the forms its Go logging stacks
+# print: klog's header at the error letter naming a Go source file (k8s.io/klog `E1116 08:24:00.746178       1
+# coscheduling.go:133] `: glog's layout, which C++ programs print with their `.cc` / `.cpp` files, PyTorch's c10 among
+# them) or klog's structured record alone (klog.ErrorS: the quoted message, then `err="..."`, as a paste that lost the
+# header shows it), either with the object it is about as klog.KObj writes it (`pod="kubedl/mnist-worker-0"`: a
+# namespace and a name); and controller-runtime's zap JSON record at the error level with its Go `caller`
+# (`{"level":"error",...,"caller":"multikueue/multikueuecluster.go:200",...}`). Such a controller runs a loop that goes
+# on past the error: controller-runtime logs `Reconciler error` and requeues the request with backoff
+# (sigs.k8s.io/controller-runtime pkg/internal/controller/controller.go reconcileHandler), the scheduler logs a plugin's
+# refusal and puts the pod back in its queue (kubernetes-sigs/scheduler-plugins#450: Coscheduling's `PreFilter failed
+# ... cannot find enough sibling pods` until the gang is whole), a watch logs an object it cannot key and takes the next
+# (kubernetes-sigs/kueue#1814, MultiKueue's `Cannot get workload key` "during normal operation"). What it reports is
+# one pass of that loop, no failure of a workload by itself; what its words name (a placement, an eviction, an NVML
+# error) is read by the extractors that know them before a line is left unrecognized. A node agent's klog record about
+# a path or a device (a CSI driver's `"check volume path" err="function timeout" volumePath="/var/lib/kubelet/..."`,
+# juicedata/juicefs-csi-driver#1640) names no object so and stays error-looking. Bounded runs of one class each,
+# anchored or bounded before a literal: linear.
+_KLOG_ERROR = re.compile(r'^\s*(?:E\d{4} \d\d:\d\d:\d\d\.\d{1,9}\s{1,40}\d{1,10} [\w-]{1,200}\.go:\d{1,6}\] )?'
+                         r'"[^"\n]{1,300}" err="')
+_KOBJ = re.compile(r' [A-Za-z]{1,40}="[a-z0-9][a-z0-9.-]{0,252}/[a-z0-9][a-z0-9.-]{0,252}"')
+_ZAP_ERROR = re.compile(r'^\s*\{"level":"error",.{0,300}?"caller":"[\w/@-]{1,300}\.go:\d{1,6}"')
+
+
+def controller_record(text: str) -> bool:
+    """Is the line a Kubernetes controller's record of an error about an object it works on (_KLOG_ERROR with a
+    _KOBJ, _ZAP_ERROR): one pass of a loop that goes on?"""
+    if _ZAP_ERROR.search(text) is not None:
+        return True
+    return _KLOG_ERROR.search(text) is not None and _KOBJ.search(text) is not None
+
+
 def shared_without_path(msg: str) -> bool:
     """Is the message's errno one of the storage errnos that a transport, a socket or a device says too (EIO,
     ENOTCONN: catalog/exceptions.yaml `errnos` side storage without `file_only`), with no path to say it is a file
