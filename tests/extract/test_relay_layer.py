@@ -94,3 +94,32 @@ def test_cuda_802_in_a_programs_own_debug_record_stays_calm(make_bundle: BundleM
     # where the program's own record says DEBUG (a logger's record of its probe), no cause comes of it
     own = f"2026-11-02 10:11:12,345 DEBUG cuda probe: {CUDA_802}\n"
     assert _cause(_analyze(make_bundle, own)) is None
+
+
+# NVIDIA FLARE's SubprocessLauncher (nvflare/app_common/launchers/subprocess_launcher.py `log_subprocess_output`):
+# the training script's lines through the launcher's logger at INFO, NVFLARE's `%(asctime)s - %(name)s -
+# %(levelname)s - %(message)s` with the base name; NVIDIA/NVFlare#3360's lines, verbatim
+NVFLARE_LINE = "lightning_fabric.utilities.exceptions.MisconfigurationException: You requested gpu: [0, 1]"
+
+
+@pytest.mark.parametrize("line", [
+    f"2025-04-07 14:57:43,399 - SubprocessLauncher - INFO - {NVFLARE_LINE}",
+    # since 2.6 an empty `%(fl_ctx)s - ` before the message (its format string filled in)
+    f"2025-09-01 10:00:00,001 - SubprocessLauncher - INFO -  - {NVFLARE_LINE}",
+])
+def test_nvflares_relay_of_its_scripts_output_is_peeled(line: str) -> None:
+    assert split_prefixes(line).body == NVFLARE_LINE
+
+
+def test_near_miss_another_nvflare_logger_is_its_own_words() -> None:
+    line = f"2025-04-07 14:57:43,399 - ClientRunner - INFO - {NVFLARE_LINE}"
+    assert split_prefixes(line).body == line
+
+
+def test_nvflares_relayed_lightning_device_check_is_the_jobs_set_up(make_bundle: BundleMaker) -> None:
+    # (the thread's lines, stamped inside the test workload's window)
+    stamp = "2026-11-02 10:11:12,345 - SubprocessLauncher - INFO - "
+    v = _analyze(make_bundle, f"{stamp}    raise MisconfigurationException(\n"
+                 f"2026-11-02 10:11:12,345 - SubprocessLauncher - INFO - {NVFLARE_LINE}\n"
+                 "2026-11-02 10:11:12,345 - SubprocessLauncher - INFO -  But your machine only has: [0]\n")
+    assert _cause(v) == "app.exception.setup"

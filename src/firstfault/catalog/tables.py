@@ -1835,6 +1835,9 @@ class StatusWordInfo(_Row, frozen=True):
     on_write: Literal["storage"] | None = None  # what it is about a file being written (its message a path)
     # the exception classes that stand for the word (TensorFlow's errors_impl classes: `UnavailableError`)
     classes: tuple[Annotated[str, Meta(pattern=r"^[A-Z]\w+$")], ...] = ()
+    # the family the word makes as the status a gRPC call ended with, in gRPC's own spelling (`StatusCode.INTERNAL`
+    # in Python's RPC error), where that differs from `family`: the status the server or the transport gave the call
+    call: ExceptionFamily | None = None
 
 class LevelHeaderInfo(_Row, kw_only=True, frozen=True):
     """A logger's record header that names the record's level by one letter at a fixed place (catalog/exceptions.yaml

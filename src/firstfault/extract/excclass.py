@@ -182,6 +182,7 @@ def status_family(msg: str, implied: str | None = None) -> str | None:
 # that terminated with:` then `status = StatusCode.UNAVAILABLE`; older `(StatusCode.UNAVAILABLE, Connect Failed)`).
 _GRPC_STATUS = re.compile(r"\bStatusCode\.(?P<word>[A-Z][A-Z_]{2,30})\b")
 GRPC_STATUS_LITERAL: Final = "StatusCode."
+_CALL_FIELD: Final = "status = "  # the field gRPC Python's RPC error prints its status in
 
 
 # Words before a status that still make it the message's own (the status word after them heads the error, also after
@@ -223,7 +224,16 @@ def message_status(msg: str) -> str | None:
     if GRPC_STATUS_LITERAL not in msg:
         return None
     m = _GRPC_STATUS.search(msg)
-    return status_family("", m.group("word")) if m else None
+    if m is None:
+        return None
+    row = status_word_table().get(m.group("word"))
+    if row is not None and row.call is not None and msg[max(m.start() - len(_CALL_FIELD), 0):m.start()] == _CALL_FIELD:
+        # the status field of gRPC Python's RPC error (`status = StatusCode.INTERNAL`): the code the server or the
+        # transport gave the call, and no more; a client library's exception that quotes the server's own message
+        # with it (tritonclient's `[StatusCode.INTERNAL] Failed to process the request(s) ...: Stub process is not
+        # healthy.`) is that server's report of its own failure, read by the word's family
+        return row.call
+    return status_family("", m.group("word"))
 
 
 # A file's path as TensorFlow's file systems print it (a word with a `/`, or a Windows drive's), then at most

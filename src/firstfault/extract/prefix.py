@@ -35,7 +35,7 @@ prepend its own tag, and they stack:
 | a harness's banner rule printed without its newline | `========` (8+ of one of `= - * # ~`) | - |
 | pytest's failure report (its `E` marker, then the source's indentation) | `E           ` | - |
 | a JSON log record, one object a line (TGI's `--json-output`) | `{"timestamp":"...","fields":{"message":"..."}}` | - |
-| a harness relaying output (LISA, Airflow) | `[DEBUG] lisa.cmd[9].stdout `, `{subprocess.py:93} INFO - ` | - |
+| a harness relaying output (LISA, Airflow, NVFLARE) | `[DEBUG] lisa.cmd[9].stdout `, `{subprocess.py:93} INFO - ` | - |
 
 A tracker's automatic links in pasted text (`[net_ib.cc:101](http://net_ib.cc:101/)`,
 a link whose target is its own text) are put back to their text.
@@ -238,6 +238,13 @@ _VLLM_LOG = re.compile(
 #   WARNING), docker.py (DockerOperator: the container's log) and pod_manager.py / pod_launcher.py
 #   (KubernetesPodOperator: the pod's log, `[<container>] ` before each line since provider 5). Another module's
 #   record (taskinstance.py, standard_task_runner.py) is Airflow's own words, not relayed.
+# - NVIDIA FLARE's SubprocessLauncher (the Client API's ScriptRunner with launch_external_process): each line of the
+#   training script's merged stdout and stderr through the launcher's own logger at INFO (nvflare/app_common/launchers/
+#   subprocess_launcher.py `log_subprocess_output`: `logger.info(line)`; nvflare/utils/process_utils.py since 2.7),
+#   in NVFLARE's format `%(asctime)s - %(name)s - %(levelname)s - %(message)s` with the logger's base name (fuel/utils/
+#   log_utils.py BaseFormatter; since 2.6 an `%(fl_ctx)s - ` before the message, empty or bracketed, and a form with
+#   `%(identity)s - %(fullName)s`): `2025-04-07 14:57:43,399 - SubprocessLauncher - INFO - <line>`
+#   (NVIDIA/NVFlare#3360). Another logger's record is NVFLARE's own words, not relayed.
 # One space after the tag is the harness's; the rest is the line's own (a frame's indentation).
 _RELAY_LEVELS = r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|NOTSET)"
 _AIRFLOW_STAMP = r"(?:\[\d{4}-\d\d-\d\d[ ,T][^\]\n]{0,30}\] )?"
@@ -249,11 +256,14 @@ _RELAY = re.compile(
     + _RELAY_LEVELS + r" - "
     r"|" + _AIRFLOW_STAMP + r"\{\{?pod_(?:manager|launcher)\.py:\d+\}\}? " + _RELAY_LEVELS + r" - "
     r"(?:\[[a-z0-9][a-z0-9.\-]{0,62}\] (?=\S))?"
+    r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - (?:[\w\-]{1,64} - )?(?:[A-Za-z_]\w{0,63}\.){0,12}"
+    r"SubprocessLauncher - INFO - (?:\[[^\]\n]{0,300}\] - | - )?"
     r")"
 )
 # Where a relay's tag can stand: its first character, and a literal its head must hold.
 _RELAY_FIRST: Final = frozenset("0123456789[{")
 _RELAY_HEAD: Final = 320
+_NVFLARE_RELAY: Final = "SubprocessLauncher - INFO - "
 
 # Open MPI's `--timestamp-output`: a ctime stamp glued to the `[1,N]<stderr>:` tag that follows it (and Horovod's
 # --prefix-output-with-timestamp, time.asctime before its `[N]<stderr>:`).
@@ -514,7 +524,7 @@ class PrefixLayer:
                 break
             if c in _RELAY_FIRST:
                 head = body[:_RELAY_HEAD]
-                if ".py:" in head or ".stdout " in head or ".stderr " in head:
+                if ".py:" in head or ".stdout " in head or ".stderr " in head or _NVFLARE_RELAY in head:
                     m = _RELAY.match(body)
                     if m and m.end() < len(body):
                         body = body[m.end():]

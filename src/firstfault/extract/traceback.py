@@ -753,6 +753,15 @@ def hdf5_drafts(message: str) -> list[Draft]:
 # ended with, read as that error's message (the class line before it says nothing the status does not).
 _GRPC_STATUS_LINE = re.compile(r"^\s*status = StatusCode\.[A-Z_]+\s*$")
 GRPC_STATUS_CLASS: Final = "StatusCode"
+# ... and the same error with its status on the class's own line (its lines joined, as a post or a collector flattens
+# them: `grpc._channel._MultiThreadedRendezvous: <_MultiThreadedRendezvous of RPC that terminated with: status =
+# StatusCode.RESOURCE_EXHAUSTED details = "Sent message larger than max (...)"`, flwrlabs/flower#3006), in any of gRPC
+# Python's RPC error classes (grpc/grpc src/python/grpcio/grpc/_channel.py `_InactiveRpcError`,
+# `_MultiThreadedRendezvous`, before 1.2x `_Rendezvous`; grpc/aio `AioRpcError`), after a logger's words too: the
+# status and the details after it are the error's message. The class line without a status says nothing.
+_GRPC_CALL_ERROR = re.compile(r"<(?:_InactiveRpcError|_MultiThreadedRendezvous|_Rendezvous|AioRpcError) of RPC that "
+                              r"terminated with:\s{0,40}(?=status = StatusCode\.)")
+GRPC_CALL_LITERAL: Final = " of RPC that terminated with:"
 
 
 def _unquote(args: str) -> str:
@@ -784,6 +793,9 @@ def spelled_exception(body: str) -> Exc | None:
     g = _GRPC_STATUS_LINE.match(body) if GRPC_STATUS_LITERAL in body else None
     if g is not None:
         return Exc(GRPC_STATUS_CLASS, GRPC_STATUS_CLASS, body.strip())
+    call = _GRPC_CALL_ERROR.search(body) if GRPC_CALL_LITERAL in body and GRPC_STATUS_LITERAL in body else None
+    if call is not None:
+        return Exc(GRPC_STATUS_CLASS, GRPC_STATUS_CLASS, body[call.end():].strip())
     spots = sorted(i for s in _SPELL_SUFFIXES for i in _find_all(body, s))
     if not spots:
         # Python's OSError without its class, ending a logger's error record
