@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
+from firstfault import records
+from firstfault.analysis.analyze import Analyzer
 from firstfault.collect.scan import Extraction, all_line_extractors
 from firstfault.extract import exceptions, nccl, numerics, signals, torchrun
 from firstfault.extract.base import Candidate, Draft, LineExtractor
@@ -146,3 +152,24 @@ def assert_same_without_quiet(monkeypatch: Any, verdict: Any, on: str) -> None:
         assert verdict() == on
     with memo.fastpath(False):
         assert verdict() == on
+
+
+def read_rank_logs_quietly(make_bundle: Any, monkeypatch: Any,
+                           rows: list[list[str]]) -> tuple[str, list[str], Callable[[], str]]:
+    """A bundle of one application log per rank (`rows[r]`'s lines, the empty ones left out) under the suite's
+    WORKLOAD, read with every fast path on: its verdict's bytes, the lines read quietly on the way (count_quiet), and
+    a reader of the verdict anew (for assert_same_without_quiet)."""
+    from firstfault.extract import memo
+    from tests.conftest import WORKLOAD
+
+    files = {f"app/rank-{r}.log": "\n".join(filter(None, row)) + "\n" for r, row in enumerate(rows)}
+    root: Path = make_bundle(files, copy.deepcopy(WORKLOAD))
+
+    def verdict() -> str:
+        return records.dumps(Analyzer().analyze_path(str(root), now=datetime(2026, 12, 1, 12, 0, tzinfo=UTC)),
+                             indent=2)
+
+    quiet = count_quiet(monkeypatch)
+    with memo.fastpath(True):
+        on = verdict()
+    return on, quiet, verdict

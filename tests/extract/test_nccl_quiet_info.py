@@ -13,19 +13,13 @@ no row names, and lines of one template that differ in a word with a digit (no a
 from __future__ import annotations
 
 import copy
-from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
-from firstfault import records
-from firstfault.analysis.analyze import Analyzer
 from firstfault.extract import memo, nccl
 from firstfault.extract.base import LineContext
-from tests.conftest import WORKLOAD, BundleMaker
-from tests.extract.helpers import assert_same_without_quiet, count_quiet
-
-NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+from tests.conftest import BundleMaker
+from tests.extract.helpers import assert_same_without_quiet, read_rank_logs_quietly
 
 # NCCL's src/plugin/tuner.cc, INFO(NCCL_TUNING, "TUNER/Plugin: Using internal tuner plugin."), behind NCCL's
 # `host:pid:tid [dev] NCCL INFO` prefix; the host, pid and device ours
@@ -46,29 +40,15 @@ TIMEOUT = ("[rank{r}]:[E1102 10:30:27.278656085 ProcessGroupNCCL.cpp:632] [Rank 
 EXTRAS = [TOO_OLD, LOAD, PLAIN, GID, "", "NCCL INFO TUNER/Plugin: Using internal tuner plugin, which failed to load"]
 
 
-def _bundle(make_bundle: BundleMaker) -> Path:
-    wl = copy.deepcopy(WORKLOAD)
-    files = {f"app/rank-{r}.log": "\n".join(filter(None, [TUNER.format(r=r), EXTRAS[r].format(r=r),
-                                                          TIMEOUT.format(r=r)])) + "\n"
-             for r in range(len(EXTRAS))}
-    return make_bundle(files, wl)
-
-
-def _verdict(root: Path) -> str:
-    return records.dumps(Analyzer().analyze_path(str(root), now=NOW), indent=2)
-
-
 def test_the_verdict_is_the_one_of_reading_every_line(make_bundle: BundleMaker,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _bundle(make_bundle)
-    quiet = count_quiet(monkeypatch)
-    with memo.fastpath(True):
-        on = _verdict(root)
     n = len(EXTRAS)
+    on, quiet, verdict = read_rank_logs_quietly(
+        make_bundle, monkeypatch, [[TUNER.format(r=r), EXTRAS[r].format(r=r), TIMEOUT.format(r=r)] for r in range(n)])
     assert sorted(t for t in quiet if "TUNER" in t) == sorted(TUNER.format(r=r) for r in range(n))
     for near in (TOO_OLD.format(r=0), LOAD.format(r=1), PLAIN.format(r=2), EXTRAS[-1]):
         assert near not in quiet, near
-    assert_same_without_quiet(monkeypatch, lambda: _verdict(root), on)
+    assert_same_without_quiet(monkeypatch, verdict, on)
 
 
 def test_quiet_claim_reads_as_extract_does() -> None:

@@ -13,21 +13,15 @@ full, with the fast paths on and off.
 from __future__ import annotations
 
 import copy
-from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
-from firstfault import records
-from firstfault.analysis.analyze import Analyzer
 from firstfault.collect import scan
 from firstfault.extract import gpu, memo
 from firstfault.extract.base import LineContext
-from tests.conftest import WORKLOAD, BundleMaker
-from tests.extract.helpers import assert_same_without_quiet, count_quiet
+from tests.conftest import BundleMaker
+from tests.extract.helpers import assert_same_without_quiet, read_rank_logs_quietly
 from tests.extract.test_memory_printers import SMI_V100_DBE
-
-NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
 # NCCL's src/transport/nvls.cc, INFO(NCCL_INIT | NCCL_NVLS, "NVLS comm %p headRank %d nHeads %d buffSize %zu
 # nvlsPerRankSize %zu nvlsTotalSize %zu", ...), behind NCCL's `host:pid:tid [dev] NCCL INFO` prefix; the values ours
@@ -61,30 +55,17 @@ EXTRAS = [
 NEAR = ("Total failed", "asynchronously reported", "failed to load", " : ")
 
 
-def _bundle(make_bundle: BundleMaker) -> Path:
-    wl = copy.deepcopy(WORKLOAD)
-    files = {f"app/rank-{r}.log": "\n".join(filter(None, [NVLS.format(r=r), EXTRAS[r], NOT_FOUND.format(r=r),
-                                                          TIMEOUT.format(r=r)])) + "\n"
-             for r in range(len(EXTRAS))}
-    return make_bundle(files, wl)
-
-
-def _verdict(root: Path) -> str:
-    return records.dumps(Analyzer().analyze_path(str(root), now=NOW), indent=2)
-
-
 def test_the_verdict_is_the_one_of_reading_every_line(make_bundle: BundleMaker,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _bundle(make_bundle)
-    quiet = count_quiet(monkeypatch)
-    with memo.fastpath(True):
-        on = _verdict(root)
     n = len(EXTRAS)
+    on, quiet, verdict = read_rank_logs_quietly(
+        make_bundle, monkeypatch, [[NVLS.format(r=r), EXTRAS[r], NOT_FOUND.format(r=r), TIMEOUT.format(r=r)]
+                                   for r in range(n)])
     assert sorted(quiet) == sorted([NVLS.format(r=r) for r in range(n) if r != 4]
                                    + [NOT_FOUND.format(r=r) for r in range(n)])
     assert not [t for t in quiet if any(w in t for w in NEAR)]
     assert '"Total failed steps: 3"' in on and "failed to load the checkpoint" in on  # (offered, unrecognized)
-    assert_same_without_quiet(monkeypatch, lambda: _verdict(root), on)
+    assert_same_without_quiet(monkeypatch, verdict, on)
 
 
 def test_smi_quiet_claim_reads_as_extract_does() -> None:
