@@ -242,6 +242,21 @@ def _make_memcg(fault: Fault) -> Path:
     return cg
 
 
+def _memcg_oom_kills(cg: Path) -> int | None:
+    """How many processes the memory cgroup's OOM killer killed (cgroup v2 `memory.events`, v1 `memory.oom_control`:
+    `oom_kill N`), None where the kernel does not count them. A memcg fault whose limit killed nothing did not fire:
+    seen in CI once beside the whole lab (rank 1's leak outlasted by its peers' gloo timeout while the kernel reclaimed,
+    no OOM record in the kernel log), the lab's failure, not the fault's: run again (`NotFired`)."""
+    for name in ("memory.events", "memory.oom_control"):
+        f = cg / name
+        if f.is_file():
+            for line in f.read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill" and value.strip().isdigit():
+                    return int(value)
+    return None
+
+
 def _remove_cgroup(cg: Path) -> None:
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
@@ -524,7 +539,10 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
     sources: list[dict[str, Any]] = []
     if memcg is not None:
         detail = f"torchrun exit {rc} in memory cgroup {memcg.name}"
+        kills = _memcg_oom_kills(memcg)
         _remove_cgroup(memcg)
+        if kills == 0:
+            raise NotFired(f"the memory cgroup's limit killed nothing (oom_kill 0; torchrun exit {rc})")
     if memcg is not None or fault.kernel_log:
         kern = _kernel_log(t0, t1 + 1)
         (bundle / "nodes" / host / "kern.log").write_text(kern)
@@ -972,6 +990,9 @@ def run_many(faults: list[Fault], out: Path, workers: int = 2, clusters: dict[st
                     # and say so. A second stuck run is an error as before.
                     r = run_torchrun(f, out)
                     r.detail = f"{r.detail} (second try: the first run was stuck past {f.timeout:.0f}s)"
+                except NotFired as exc:  # a memory cgroup's limit that killed nothing (`_memcg_oom_kills`): the same
+                    r = run_torchrun(f, out)
+                    r.detail = f"{r.detail} (second try: {exc})"
             else:
                 c = clusters.get(f.slurm_profile)
                 if c is None:
