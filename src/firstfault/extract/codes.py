@@ -1159,6 +1159,18 @@ def relays_result(text: str) -> CollectiveResult | None:
 # `RESOURCE_EXHAUSTED` alone (gRPC and cloud quotas say it too), and the BFC allocator's warning `Allocator
 # (GPU_0_bfc) ran out of memory trying to allocate 2.18GiB ... The caller indicates that this is not a failure`
 # (it retries with less).
+# The allocators' statuses that say the device's memory ran out, after their status word: XLA's allocator on a GPU
+# that cannot serve a request (xla/stream_executor/stream_executor_pimpl.cc StreamExecutorMemoryAllocator::Allocate,
+# a ResourceExhausted status: `XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request for 2.99GiB
+# (3206250496B) on device ordinal 0`) and the allocator's `Out of memory while trying to allocate N bytes`. The word
+# is spelled as absl's Status::ToString spells it (`RESOURCE_EXHAUSTED: `) and as TensorFlow's and XLA's Status did
+# before they moved to absl (`Resource exhausted: `; jaxlib 0.1.x: `RuntimeError: Resource exhausted: Failed to
+# allocate request for 3.25GiB (3488555008B) on device ordinal 0`, YoshitakaMo/localcolabfold#22): the spellings of
+# RESOURCE_EXHAUSTED in catalog/exceptions.yaml `status_words` (a test keeps the two the same). Never the message
+# without its word: the Linux crypto self-tests print `alg: hash: Failed to allocate request for %s` (crypto/testmgr.c).
+_RESOURCE_EXHAUSTED_SPELLINGS: Final = ("RESOURCE_EXHAUSTED", "Resource exhausted")
+_STATUS_OOM: Final = tuple(f"{word}: {message}" for word in _RESOURCE_EXHAUSTED_SPELLINGS
+                           for message in ("Out of memory", "Failed to allocate request for"))
 ACCEL_OOM_PHRASES: Final = (
     # The CUDA libraries' own allocation failures (cuBLAS handle, cuDNN workspace, cuSOLVER, cuFFT), also as TensorFlow
     # and XLA log a cuDNN handle they could not create (stream_executor/cuda/cuda_dnn.cc: `Could not create cudnn
@@ -1178,15 +1190,12 @@ ACCEL_OOM_PHRASES: Final = (
     "CUDA error: out of memory",
     "CUDA_ERROR_OUT_OF_MEMORY",
     "cudaErrorMemoryAllocation",
-    "RESOURCE_EXHAUSTED: Out of memory",
-    "Resource exhausted: Out of memory",
+    # XLA's and TensorFlow's allocators' own statuses, in each spelling of their status word (_STATUS_OOM, above).
+    *_STATUS_OOM,
     "OOM when allocating tensor",
     "Error allocating device buffer",
-    # XLA's allocator on a GPU that cannot serve a request (`XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to
-    # allocate request for 2.99GiB (3206250496B) on device ordinal 0`) and XLA on a TPU running out of a
-    # memory space of the chip (`RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory
-    # space vmem.`, `... in memory space hbm`).
-    "RESOURCE_EXHAUSTED: Failed to allocate request for",
+    # XLA on a TPU running out of a memory space of the chip (`RESOURCE_EXHAUSTED: XLA:TPU compile permanent error.
+    # Ran out of memory in memory space vmem.`, `... in memory space hbm`).
     "Ran out of memory in memory space",
     # The TPU runtime's allocator refusing a buffer or a program's reservation in the chip's HBM, with the
     # status word or without it, as PyTorch/XLA, JAX and TensorFlow pass it on (`Resource exhausted:
