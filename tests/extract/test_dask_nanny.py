@@ -92,9 +92,24 @@ def test_a_bare_timeouterror_is_a_wait_that_ran_out() -> None:
 
 
 @pytest.mark.parametrize("line", [
+    # dask/dask-jobqueue#391, the reporter's line: distributed/core.py Server.__await__'s words for a start that did not
+    # finish within death_timeout
+    "asyncio.exceptions.TimeoutError: Nanny failed to start in 60 seconds",
+    # (synthetic) the later spelling of the same wait, distributed/core.py Server.start
+    "TimeoutError: Worker start timed out after 60s.",
+])
+def test_a_dask_server_that_did_not_start_in_time_is_a_wait_that_ran_out(line: str) -> None:
+    from tests.extract.helpers import last_line
+
+    kinds = [d.kind for d in last_line(line)]
+    assert "nccl.timeout" in kinds and "app.exception" not in kinds, kinds
+
+
+@pytest.mark.parametrize("line", [
     # near misses: a TimeoutError with words of its own keeps its reading (a socket's errno, a library's message)
     "TimeoutError: [Errno 110] Connection timed out",
     "TimeoutError: the tokenizer server did not start",
+    "TimeoutError: Nanny failed to start in 60 seconds: see the scheduler's log",
 ])
 def test_near_miss_a_timeouterror_with_a_message_is_not_the_bare_wait(line: str) -> None:
     from tests.extract.helpers import last_line

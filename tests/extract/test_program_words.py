@@ -173,6 +173,12 @@ def test_near_miss_a_drain_on_shutdown_that_ran_out_is_no_peers_timeout() -> Non
     "ValueError: Not enough host memory available. Requesting 64.0 GB but only have 31.2 GB free. Please reduce the "
     "size of the hierarchical cache.",
     "ValueError: The requested object store memory size is greater than the total available memory.",
+    # vllm/executor/ray_utils.py initialize_ray_cluster: Ray's view of the node lists none of the engine's device
+    # (huggingface/lighteval#841, its PR description's line behind Ray's task prefix, verbatim but the colour codes)
+    "(run_inference_one_model pid=2816485) ValueError: Current node has no GPU available. current_node_resource="
+    "{'CPU': 96.0, 'node:__internal_head__': 1.0, 'node:26.0.174.186': 1.0, 'memory': 1824080048128.0, "
+    "'object_store_memory': 200000000000.0}. vLLM engine cannot start without GPU. Make sure you have at least 1 GPU "
+    "available in a node ",
     # vllm/config/parallel.py, vllm/config/model.py, vllm/distributed/device_communicators/pynccl.py
     "ValueError: Unrecognized distributed executor backend mpi. Supported values are 'ray', 'mp' 'uni', "
     "'external_launcher',  custom Executor subclass or its import path.",
@@ -206,6 +212,8 @@ def test_the_programs_logged_set_up_words_are_the_jobs_set_up(line: str) -> None
     "vllm.snapshot.runtime.SnapshotRestoreError: captured PID is already occupied: 4242",
     # vllm/distributed/device_communicators/pynccl_wrapper.py: an NCCL call that failed, not the library missing
     "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
+    # (synthetic) a program's own words that a node has no GPU, without vLLM's resource view after them
+    "RuntimeError: Current node has no GPU available, retrying on the next node",
 ])
 def test_near_miss_like_words_of_the_same_programs_are_no_set_up(line: str) -> None:
     assert all(d.fields.get("setup") is None for d in last_line(line))

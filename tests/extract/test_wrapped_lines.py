@@ -241,6 +241,42 @@ def test_near_miss_the_words_with_a_call_but_no_checks_place_stay_unread() -> No
     assert cuda_error_of(HUGECTR_417.replace("\n        ", " ").strip()) is not None
 
 
+# --- A heading and its fields (scan.py _FIELD_LINE): brucefan1983/GPUMD#1634, verbatim (the trailing spaces kept): the
+# CHECK macro of Fan's "CUDA Programming" (error.cuh) prints `CUDA Error:` and, under it, the file, the line, the code
+# and cudaGetErrorString's words, each an indented field.
+GPUMD_1634 = ("CUDA Error:\n"
+              "    File:       force/neighbor.cu\n"
+              "    Line:       748\n"
+              "    Error code: 700\n"
+              "    Error text: an illegal memory access was encountered  \n")
+
+
+def test_a_cuda_error_heading_reads_joined_to_its_fields(make_bundle: BundleMaker) -> None:
+    first = GPUMD_1634.partition("\n")[0]
+    assert continuation(GPUMD_1634.encode(), len(first), first) == (
+        "File: force/neighbor.cu Line: 748 Error code: 700 Error text: an illegal memory access was encountered")
+    v = _verdict(make_bundle, GPUMD_1634)
+    assert v.root_cause is not None and v.root_cause.category == "app.illegal_access"
+    assert [e.line for e in v.evidence if e.role == "cause"] == [1]
+
+
+@pytest.mark.parametrize("text", [
+    # (synthetic) under a heading: a list, a traceback's frame, torchelastic's fields (lower case, padded before the
+    # colon), a field at another indentation than the first's is the block's end
+    "CUDA Error:\n  GPU 0 -> node 1\n",
+    "CUDA Error:\n  File \"/app/train.py\", line 3, in <module>\n",
+    "Root Cause (first observed failure):\n  exitcode  : 1 (pid: 4242)\n",
+])
+def test_near_miss_a_heading_with_no_fields_under_it_is_not_joined(text: str) -> None:
+    first = text.partition("\n")[0]
+    assert continuation(text.encode(), len(first), first) is None
+
+
+def test_near_miss_fields_at_another_indentation_end_the_block() -> None:
+    text = "CUDA Error:\n    Error code: 700\n  Error text: an illegal memory access was encountered\n"
+    assert continuation(text.encode(), len("CUDA Error:"), "CUDA Error:") == "Error code: 700"
+
+
 # --- A message wrapped onto an indented line (scan.py _CONT_INDENT, _message_col): the page's column or the terminal
 # hung the rest of the message under it, deeper than the column where the message starts.
 # The line as census97 (tests/wild/_batches/misses-b144-b149.md, family F6) quotes it from LUMI's user guide: srun's

@@ -484,6 +484,19 @@ _COLON_NEXT = re.compile(
 # the error came from, which says the words before it are CUDA's (extract/codes.py `_AT_SOURCE`). One line.
 _CALL_PLACE = re.compile(rb"[ \t]{1,8}cu(?:da)?[A-Z]\w{0,60}\(")
 
+# A record printed as a heading and its fields: a line ending in `:` with, under it, indented `Name: value` lines at
+# one indentation, each field's name a capitalised word or up to three words. The error-check macro of Fan's "CUDA
+# Programming" book (brucefan1983/CUDA-Programming error.cuh CHECK, copied into GPUMD and NEP, into TensorRT
+# programs' common headers and many a course's code: `printf("CUDA Error:\n"); printf("    File:       %s\n", ...);
+# ... printf("    Error code: %d\n", error_code); printf("    Error text: %s\n", cudaGetErrorString(error_code));`,
+# brucefan1983/GPUMD#1634): the heading says what failed, the fields below it say which error. Read joined, the
+# fields after the heading, as one line (`CUDA Error: File: force/neighbor.cu Line: 748 Error code: 700 Error text:
+# an illegal memory access was encountered`), where the heading alone says little (Extraction.drafts). A list under a
+# heading (`  GPU 0 -> node 1`), a traceback's `  File "..."`, a field named in lower case or padded before its colon
+# (torchelastic's `  exitcode  : 1`) is no such field. At most _FIELD_LINES fields.
+_FIELD_LINE = re.compile(rb"([ \t]{1,8})[A-Z][A-Za-z]{0,20}(?: [A-Za-z]{1,20}){0,2}:[ \t]{1,16}(?=\S)")
+_FIELD_LINES: Final = 8
+
 
 # A bordered table's cell that its printer wrapped over the rows after it: Triton's model and backend tables
 # (triton-inference-server/common TablePrinter, through core's server.cc: a cell's text broken at the column's width
@@ -562,7 +575,7 @@ def may_wrap(buf: bytes, e: int) -> bool:
     if b"a" <= nxt <= b"z":
         return _CONT_NEXT.match(buf, e + 1) is not None
     if buf[e - 1:e] == b":" and e > 0:
-        return _COLON_NEXT.match(buf, e + 1) is not None
+        return _COLON_NEXT.match(buf, e + 1) is not None or _FIELD_LINE.match(buf, e + 1) is not None
     return (nxt == b"\t" or nxt == b" ") and (_CALL_PLACE.match(buf, e + 1) is not None
                                              or _CONT_INDENT.match(buf, e + 1) is not None)
 
@@ -601,10 +614,41 @@ def _colon_value_line(buf: bytes, e: int) -> str | None:
     return value or None
 
 
+def _field_block(buf: bytes, e: int) -> str | None:
+    """The `Name: value` fields under the heading that ends at buf[e] (its newline), at one indentation (_FIELD_LINE),
+    joined by spaces, or None where the next line is no such field."""
+    parts: list[str] = []
+    indent: bytes | None = None
+    at = e
+    n = len(buf)
+    for _ in range(_FIELD_LINES):
+        if at >= n or buf[at:at + 1] != b"\n":
+            break
+        m = _FIELD_LINE.match(buf, at + 1)
+        if m is None or (indent is not None and m.group(1) != indent):
+            break
+        indent = m.group(1)
+        end = buf.find(b"\n", at + 1, at + 2 + _CONT_MAX)
+        if end < 0:
+            end = n if n - at - 1 <= _CONT_MAX else -1
+        if end < 0:
+            break
+        try:
+            parts.append(" ".join(buf[at + 1:end].decode("utf-8").split()))
+        except UnicodeDecodeError:
+            break
+        at = end
+    return " ".join(parts) if parts else None
+
+
 def continuation(buf: bytes, e: int, text: str) -> str | None:
     """The lines after buf[:e] that continue its wrapped message, joined by spaces, or None: the lower-case words
     of a message wrapped mid-sentence (_CONT_START), or the value a line ending in `:` carries on the next line
-    (_COLON_NEXT)."""
+    (_COLON_NEXT), or the fields a heading ending in `:` has under it (_FIELD_LINE)."""
+    if text.endswith(":") and buf[e + 1:e + 2] in (b" ", b"\t"):
+        fields = _field_block(buf, e)
+        if fields is not None:
+            return fields
     if len(text) < 24:
         return None
     tail = text.rstrip()[-1:]
