@@ -30,13 +30,8 @@ WRONG: dict[str, str] = {
         "which holds the errno, to itself); NC_EHDFERR names no layer's failure by design"),
     # eleventh round (lab breadth, issue 25: Dask, torchrun's elastic restarts): 2 of 7 wrong on the first run, at
     # 6f45411d (dask_killed_worker, dask_worker_memory_limit); both fixed since (lab/README.md)
-    # twelfth round, TensorFlow (issue 25): 1 of 5 wrong on the first run, at b2587bb5
-    "tf_port_in_use": (
-        "software/app.exception, want software/app.exception.setup on vm: worker 1's gRPC core logged why its server "
-        "did not start, `E0000 00:00:1796652102.335472    8219 chttp2_server.cc:1177] UNKNOWN:No address added out of "
-        "total 1 resolved for '0.0.0.0:26170' {... Error in bind for address '0.0.0.0:26170': Address already in use]}`"
-        " (read: EADDRINUSE, the set-up's), then TensorFlow raised `tensorflow.python.framework.errors_impl."
-        "UnknownError: Could not start gRPC server`, which names no cause and superseded the logged line"),
+    # twelfth round, TensorFlow (issue 25): 1 of 5 wrong on the first run, at b2587bb5 (tf_port_in_use); fixed since
+    # (lab/README.md)
 }
 
 
