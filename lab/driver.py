@@ -15,6 +15,7 @@ Bundle layout (mpirun, Lightning, Ray, Accelerate, DeepSpeed: one launcher proce
   nodes/<host>/jax-rank<r>.log              one `python lab/jax_job.py` per rank
   nodes/<host>/accelerate.log               `accelerate launch --multi_gpu ...` (torchrun inside it, no --tee)
   nodes/<host>/deepspeed.log                `deepspeed --num_gpus 3 ...` (runner, launch and the ranks' output)
+  nodes/<host>/tf-worker<r>.log             one `python lab/tf_job.py` per TensorFlow worker (its TF_CONFIG)
 
 Bundle layout (Slurm):
   workload.yaml, expected.yaml
@@ -692,6 +693,8 @@ def _stop_services(procs: list[subprocess.Popen[bytes]]) -> None:
 
 def run_local(fault: Fault, out: Path) -> RunResult:
     """A new launcher's job on this host (mpirun, Lightning's own launcher, JAX's processes, a Ray driver)."""
+    if fault.mode == "tf":
+        return run_tf(fault, out)
     host, bundle, work = _host_bundle(fault, out)
     base_env = _env(fault, work)
     procs: list[subprocess.Popen[bytes]] = []
@@ -1024,3 +1027,94 @@ def run_many(faults: list[Fault], out: Path, workers: int = 2, clusters: dict[st
         results = [r for fu in futs for r in fu.result()]
     shutil.rmtree(out / ".work", ignore_errors=True)
     return results
+
+
+# ---------------------------------------------------------------- twelfth round: TensorFlow's multi-worker workers
+
+TF_STOP_AFTER_FAILURE = 15.0  # seconds from a worker's failed exit to the launch's SIGTERM of the others
+TF_KILL_AFTER = 5.0  # then SIGKILL for what is still there (TensorFlow's preemption notifier takes SIGTERM and goes on)
+LOCAL_LOGS["tf"] = "nodes/{node}/tf-worker{rank}.log"
+
+
+def _tf_config(ports: list[int], index: int) -> str:
+    """A worker's TF_CONFIG, as a launch script writes it on each host: the cluster's workers and this one's index."""
+    import json
+
+    return json.dumps({"cluster": {"worker": [f"127.0.0.1:{p}" for p in ports]},
+                       "task": {"type": "worker", "index": index}})
+
+
+def _tf_wait(procs: list[subprocess.Popen[bytes]], timeout: float) -> tuple[list[int], str]:
+    """Waits for the workers as a launch that watches them does (a training operator's TFJob, a script's `wait -n`):
+    once one worker has exited with a failure, the others get TF_STOP_AFTER_FAILURE seconds to end by themselves,
+    then SIGTERM, then SIGKILL TF_KILL_AFTER seconds later. The exit codes, and what the launch did."""
+    deadline = time.monotonic() + timeout
+    failed_at: float | None = None
+    while time.monotonic() < deadline:
+        codes = [p.poll() for p in procs]
+        if all(c is not None for c in codes):
+            return [int(c) for c in codes if c is not None], ""
+        if failed_at is None and any(c not in (None, 0) for c in codes):
+            failed_at = time.monotonic()
+        if failed_at is not None and time.monotonic() - failed_at >= TF_STOP_AFTER_FAILURE:
+            left = [p for p in procs if p.poll() is None]
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                for p in left:
+                    with contextlib.suppress(ProcessLookupError):
+                        if p.poll() is None:
+                            os.kill(p.pid, sig)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    for p in left:
+                        p.wait(TF_KILL_AFTER)
+            return [p.wait() for p in procs], f"the launch ended {' '.join(str(p.pid) for p in left)}; "
+        time.sleep(0.2)
+    raise subprocess.TimeoutExpired("tf workers", timeout)
+
+
+def run_tf(fault: Fault, out: Path) -> RunResult:
+    """A TensorFlow multi-worker job on this host: one `python lab/tf_job.py` per worker, each with its TF_CONFIG
+    (3 workers on 127.0.0.1 ports) and its own log, nodes/<host>/tf-worker<r>.log. `occupy_port`: a leftover process
+    listens on the fault worker's port before the job starts. The launch ends the rest once a worker failed
+    (`_tf_wait`)."""
+    host, bundle, work = _host_bundle(fault, out)
+    base_env = {**_env(fault, work), "PYTHONPATH": str(HERE), "CUDA_VISIBLE_DEVICES": ""}
+    procs: list[subprocess.Popen[bytes]] = []
+    holder: socket.socket | None = None
+    t0 = time.time()
+    detail = ""
+    try:
+        ports: list[int] = []
+        while len(ports) < NPROC:
+            port = _free_port()
+            if port not in ports:
+                ports.append(port)
+        if fault.occupy_port:
+            holder = _hold_port(ports[int(fault.ranks.split(",")[0])])
+        for r in range(NPROC):
+            with open(bundle / LOCAL_LOGS["tf"].format(node=host, rank=r), "wb") as f:
+                procs.append(subprocess.Popen([_python(), str(HERE / "tf_job.py")], stdout=f, stderr=subprocess.STDOUT,
+                                              env={**base_env, "TF_CONFIG": _tf_config(ports, r)}, cwd=work,
+                                              start_new_session=True))
+        if fault.kill_from_outside:
+            pids = _fired(work, fault, procs)
+            for pid in pids.values():
+                os.kill(pid, fault.outside_signal)
+            detail = f"kill -{fault.outside_signal} {' '.join(map(str, pids.values()))}; "
+        rcs, ended = _tf_wait(procs, fault.timeout)
+        detail += ended
+    finally:
+        if holder is not None:
+            holder.close()
+        for p in procs:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    t1 = time.time()
+    rc = next((c for c in rcs if c != 0), 0)
+    if fault.train_fault in ("hang", "sigkill_external") and not all(
+            (work / f"marker-rank{r}").exists() for r in fault.ranks.split(",")):
+        raise NotFired(f"the fault never fired: no marker of workers {fault.ranks} (exit {rcs})")
+    workload = _static_workload(fault, host, t0, t1, rc, [{"kind": "application", "path": LOCAL_LOGS["tf"]}])
+    _write_yaml(bundle / "workload.yaml", workload)
+    shutil.rmtree(work, ignore_errors=True)
+    return RunResult(fault.name, bundle, t1 - t0, f"{detail}tf exit {' '.join(map(str, rcs))}")

@@ -210,9 +210,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Mode = Literal["torchrun", "slurm", "mpirun", "lightning", "jax", "ray", "accelerate", "deepspeed", "dask"]
+Mode = Literal["torchrun", "slurm", "mpirun", "lightning", "jax", "ray", "accelerate", "deepspeed", "dask", "tf"]
 # run on this host by lab.driver.run_local
-LOCAL_MODES = ("mpirun", "lightning", "jax", "ray", "accelerate", "deepspeed", "dask")
+LOCAL_MODES = ("mpirun", "lightning", "jax", "ray", "accelerate", "deepspeed", "dask", "tf")
 
 SOFTWARE_NODE = ["{node}"]
 
@@ -999,3 +999,47 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
            "minutes, runs the job again; the second run completes. The job succeeded: none.",
            ("requeue", "{jobid}"), None, timeout=480),
 ]}
+
+
+# ------------------------------------------------ twelfth round: TensorFlow's multi-worker collectives (issue 25)
+# Rules (twelfth round, TensorFlow; docs/verdict.md decides each), written before the faults first ran:
+# - the same rules hold under TensorFlow's MultiWorkerMirroredStrategy (one process per worker, each given its
+#   TF_CONFIG, gRPC collectives and TensorFlow's coordination service): an exception a worker raises is
+#   app.exception on its node, a SIGKILL from outside with no OOM record and a hang are `unknown` with no affected
+#   nodes, a clean run is `none`, whatever the peers then say (the collective's UnavailableError, "Socket closed",
+#   the coordination service's "tasks are unhealthy (stopped sending heartbeats)", the collective timeout's
+#   DeadlineExceededError): those are symptoms of the first failure;
+# - TensorFlow's status errors (InvalidArgumentError, FailedPreconditionError, ...) raised by the workload's own op
+#   on its own data are the workload's exception, app.exception, as a Python exception is;
+# - a hang that the job's own collective timeout ends (CommunicationOptions.timeout_seconds) is still a hang, as
+#   mpirun --timeout's or the DataLoader's: the limit names no cause;
+# - a worker's address in TF_CONFIG on which another process already listens (a leftover of an earlier job), so
+#   that its gRPC server cannot start: the job's own set-up on that node, as the third round's master port in use:
+#   app.exception.setup, never a network cause, whatever errno the bind gave.
+# The launch (lab/driver.py `run_tf`) ends the other workers once one has failed, as a training operator deletes a
+# failed TFJob's running pods: SIGTERM 15 s after the first failed exit, SIGKILL 5 s later.
+_TF = "A TensorFlow job of 3 workers (MultiWorkerMirroredStrategy, ring all-reduce over gRPC, TF_CONFIG on 127.0.0.1)"
+FAULTS.update({f.name: f for f in [
+    Fault("tf_completed", "tf", f"{_TF}: a clean run; every worker finishes its 6 steps. Nothing failed: none.",
+          domain="none", outcome="succeeded", affected_nodes=[], lab_fault="none", timeout=300.0),
+    _sw("tf_exception", "app.exception",
+        f"{_TF}: worker 1's input pipeline decodes a CSV record of its shard that was cut short at step 3 "
+        "(tf.io.decode_csv raises InvalidArgumentError, a field missing); the peers' all-reduce is aborted and they "
+        "fail after it. The workload's exception on its own data: app.exception on the node.",
+        mode="tf", lab_fault="exception", timeout=300.0),
+    _unknown("tf_sigkill_external",
+             f"{_TF}: the driver kill -9s worker 1 from outside at step 3; the peers' all-reduce fails (gRPC, the "
+             "coordination service's heartbeats). No OOM record, no scheduler record: nothing establishes who killed "
+             "it or why, whatever TensorFlow then says: unknown (a first_exit lead on worker 1 is welcome).",
+             mode="tf", lab_fault="sigkill_external", kill_from_outside=True, timeout=300.0),
+    _unknown("tf_hang",
+             f"{_TF}: worker 1 stops inside step 3 (nothing logged about why); the others' all-reduce runs into the "
+             "job's collective timeout (CommunicationOptions timeout_seconds=10) and they fail; the launch then ends "
+             "worker 1. Nothing records why worker 1 stopped: a hang the job's own limit ended: unknown.",
+             mode="tf", lab_fault="hang", timeout=300.0),
+    _sw("tf_port_in_use", "app.exception.setup",
+        f"{_TF}: a leftover process of an earlier job already listens on worker 1's TF_CONFIG port: worker 1's gRPC "
+        "server cannot bind it (EADDRINUSE) and the worker fails at start-up; the others wait for it at the "
+        "coordination service until the launch ends them. The job's own set-up on this node: app.exception.setup, "
+        "never the network.", mode="tf", lab_fault="none", occupy_port=True, timeout=300.0),
+]})

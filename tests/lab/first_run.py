@@ -30,6 +30,8 @@ WRONG: dict[str, str] = {
         "which holds the errno, to itself); NC_EHDFERR names no layer's failure by design"),
     # eleventh round (lab breadth, issue 25: Dask, torchrun's elastic restarts): 2 of 7 wrong on the first run, at
     # 6f45411d (dask_killed_worker, dask_worker_memory_limit); both fixed since (lab/README.md)
+    # twelfth round, TensorFlow (issue 25): 1 of 5 wrong on the first run, at b2587bb5 (tf_port_in_use); fixed since
+    # (lab/README.md)
 }
 
 

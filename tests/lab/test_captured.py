@@ -77,6 +77,9 @@ LEADS = {
     "sigstop_external": "laggard_rank",
     # seventh round: a rank gone by its own MPI_Abort with no message, as os._exit(3)
     "mpirun_abort": "first_exit",
+    # twelfth round, TensorFlow: a worker killed from outside; a worker hung, the others' collective timeout
+    "tf_sigkill_external": "first_exit",
+    "tf_hang": "laggard_rank",
 }
 
 

@@ -54,7 +54,8 @@ def _launcher_missing(mode: str) -> str | None:
     if mode == "mpirun" and shutil.which("mpirun") is None:
         return "mpirun not installed (scripts/ci/install-servers.sh: openmpi-bin)"
     module = {"mpirun": "mpi4py", "lightning": "lightning", "jax": "jax", "ray": "ray.train",
-              "accelerate": "accelerate", "deepspeed": "deepspeed", "dask": "distributed"}[mode]
+              "accelerate": "accelerate", "deepspeed": "deepspeed", "dask": "distributed",
+              "tf": "tensorflow"}[mode]
     top = module.split(".")[0]
     if importlib.util.find_spec(top) is None:
         return f"{top} is not installed (pip install -e '.[lab]')"

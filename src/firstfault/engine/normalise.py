@@ -520,7 +520,7 @@ def terminal_lines(events: list[Event]) -> list[Event]:
     its `Caused by: ... Connection refused`). A lone line's reading is also
     weak (engine/attribute.py): it is a cause only where no cause read from fuller evidence stands.
     """
-    events = _services_back(events)
+    events = _logged_causes(_services_back(events))
     # The streams (file and rank) that hold such a line: only theirs are walked (a 16k-rank job's watchdog lines,
     # none of them lone exceptions, are not)
     streams = {(ev.evidence.file, ev.rank) for ev in events if ev.fields.get("terminal") is True}
@@ -615,6 +615,44 @@ def _fallout(events: list[Event]) -> list[Event]:
             last[key] = (ev, before[1])  # a second generic line after the first is the same failure's
             continue
         last[key] = (ev, _FAILURE_KINDS.get(ev.kind, ""))
+    return out
+
+
+# What a lone logged line's reading hands on to the generic exception raised after it (_logged_causes): all it read
+# but the marks of a lone line and its own words.
+_NOT_HANDED_ON: Final = frozenset({"terminal", "report", "truncated", "message", "exc_type"})
+
+
+def _logged_causes(events: list[Event]) -> list[Event]:
+    """A generic exception (_generic: a class that names no kind of failure, a message nothing was read from) whose
+    stream's event just before it (but for reports of how a process ended), within FALLOUT_LINES lines and, where
+    both are timed, FALLOUT_SECONDS, is a lone logged line of the workload's own that names a cause (a `terminal`
+    app.exception that does not say little: a set-up errno, a limit, a file's errno) is that failure raised: the
+    library logged why, then raised a status that says nothing (TensorFlow's gRPC server: gRPC core's `E... chttp2_
+    server.cc:1177] UNKNOWN:No address added ... Error in bind for address '0.0.0.0:P': Address already in use`, then
+    `tensorflow.python.framework.errors_impl.UnknownError: Could not start gRPC server`, grpc_server_lib.cc). The
+    exception takes the logged line's reading (its fields but a lone line's marks), so that it says what the line
+    said; the line itself, no longer its stream's last word, goes as terminal_lines drops such lines. A generic
+    exception with another event of its stream between keeps its own reading, as does one after a lone line that
+    says little or is a symptom (that is _fallout's)."""
+    if not any(ev.fields.get("terminal") is True for ev in events) or not any(_generic(ev) for ev in events):
+        return events
+    order = sorted(range(len(events)), key=lambda i: (events[i].evidence.file or "", events[i].rank is None,
+                                                       events[i].rank or 0, events[i].evidence.line or 0))
+    last: dict[tuple[str | None, int | None], Event] = {}
+    out = list(events)
+    for i in order:
+        ev = events[i]
+        if ev.kind.startswith(_EXIT_REPORTS) or ev.fields.get("exit_report") is True:
+            continue
+        key = (ev.evidence.file, ev.rank)
+        before = last.get(key)
+        last[key] = ev
+        if (before is None or before.kind != "app.exception" or before.fields.get("terminal") is not True
+                or says_little(before.kind, before.fields) or not _generic(ev) or not _close(before, ev)):
+            continue
+        handed = {k: v for k, v in before.fields.items() if k not in _NOT_HANDED_ON}
+        out[i] = dataclasses.replace(ev, fields={**ev.fields, **handed})
     return out
 
 
