@@ -211,10 +211,10 @@ Twelfth round (lab breadth, issue 25: Grid Engine as a real scheduler; docs/verd
   wall clock passes it (qacct `failed 37 : qmaster enforced h_rt, h_cpu, or h_vmem limit`, `exit_status 137`): the
   scheduler's time limit, as Slurm's TIMEOUT: scheduler / `scheduler.time_limit`, outcome timeout, no affected nodes;
 - a hard virtual-memory limit the job asked for (`qsub -l h_vmem=`, per slot), which the execd enforces on the job's
-  processes together: a rank that leaks takes the job past it and the execd kills the job (`job N.1 exceeds job hard
+  processes together: ranks that leak take the job past it and the execd kills the job (`job N.1 exceeds job hard
   limit "h_vmem" ... sending SIGKILL`): verdict.md `host.oom`, "the scheduler's memory-limit enforcement (... SGE
-  h_vmem ...) killing a rank", on the node (the per-process RLIMIT_AS the shepherd also sets, h_vmem x slots, is far
-  above the leaking rank, so no allocation fails first: that would be the second round's `app.exception`);
+  h_vmem ...) killing a rank", on the node (the per-process RLIMIT_AS the shepherd also sets, h_vmem x slots, is
+  above each leaking rank, so no allocation fails first: that would be the second round's `app.exception`);
 - a running job deleted with `qdel` (its owner or an administrator): cancelled by a user, scheduler /
   `scheduler.cancelled`, outcome cancelled, no affected nodes; the SIGKILL and the peers' errors are its consequence.
 """
@@ -1035,12 +1035,15 @@ FAULTS.update({f.name: f for f in [
           domain="scheduler", category="scheduler.time_limit", outcome="timeout", affected_nodes=[],
           lab_fault="time_limit", qsub_opts=("-l", "h_rt=60"), lane="sge", timeout=240.0),
     _sw("sge_h_vmem", "host.oom",
-        f"{SGE_WORDS} with qsub -l h_vmem=1800M (per slot: 5.3 GiB for the job's processes together, about 3.5 GiB "
-        "of it taken by torchrun and 3 ranks after import): rank 1 leaks host memory from step 3 and the execd kills "
-        "the job over its hard virtual-memory limit ('exceeds job hard limit \"h_vmem\" ... sending SIGKILL'; "
-        "qacct failed 37, exit_status 137). The scheduler's memory-limit enforcement: host.oom on the node.",
-        mode="sge", lab_fault="memory_leak", outcome=None, qsub_opts=("-l", "h_vmem=1800M"), lane="sge",
-        timeout=240.0),
+        f"{SGE_WORDS} with qsub -l h_vmem=900M (per slot: 2.6 GiB for the job's processes together as the execd "
+        "counts them, about 1.1 GiB of it after import): every rank leaks host memory from step 3 and the execd kills "
+        "the job over its hard virtual-memory limit ('exceeds job hard limit \"h_vmem\" ... sending SIGKILL'; qacct "
+        "failed 37, exit_status 137). The scheduler's memory-limit enforcement: host.oom on the node. (Every rank "
+        "leaks, not rank 1 alone: the shepherd's RLIMIT_AS per process is the job's limit too, and one rank leaking "
+        "alone meets it about when the execd does; the first run, with rank 1 alone under 1800M, never reached the "
+        "limit before the peers' 10 s gloo timeout ended the job.)",
+        mode="sge", lab_fault="memory_leak", ranks="0,1,2", outcome=None, qsub_opts=("-l", "h_vmem=900M"),
+        lane="sge", timeout=240.0),
     Fault("sge_qdel", "sge",
           f"{SGE_WORDS}: a healthy job is deleted with qdel while every rank is at step 3; the execd kills it. "
           "Cancelled by a user: scheduler.cancelled (the SIGKILL and the peers' errors are consequences).",
