@@ -1,5 +1,5 @@
-"""python -m lab run [--mode torchrun|slurm|mpirun|lightning|jax|ray|accelerate|deepspeed|all] [--fault NAME ...]
-                   --out DIR
+"""python -m lab run [--mode torchrun|slurm|mpirun|lightning|jax|ray|accelerate|deepspeed|dask|sge|all]
+                   [--fault NAME ...] --out DIR
 python -m lab check DIR [-v]
 python -m lab list"""
 
@@ -43,6 +43,15 @@ def _run(args: argparse.Namespace) -> int:
                 clusters[profile] = (slurm.harness.start_slurm(base) if profile == "harness"
                                      else slurm.start(base, profile))
                 print(f"Slurm ({profile}) up in {clusters[profile].startup_seconds:.1f}s under {base}", flush=True)
+        if any(f.mode == "sge" for f in faults):  # twelfth round: the lab's Grid Engine cell (lab/sge.py)
+            from lab import sge
+
+            why = sge.unavailable()
+            if why:
+                print(why, file=sys.stderr)
+                return 2
+            clusters["sge"] = sge.start(Path(tempfile.mkdtemp(prefix="lab-sge-")))
+            print(f"Grid Engine up in {clusters['sge'].startup_seconds:.1f}s under {clusters['sge'].base}", flush=True)
 
         def done(r: driver.RunResult) -> None:
             what = f"ERROR {r.error}" if r.error else r.detail
@@ -79,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run faults for real and write bundles")
-    r.add_argument("--mode", choices=["torchrun", "slurm", *LOCAL_MODES, "all"], default="all")
+    r.add_argument("--mode", choices=["torchrun", "slurm", *LOCAL_MODES, "sge", "all"], default="all")
     r.add_argument("--fault", nargs="+", metavar="NAME")
     r.add_argument("--out", required=True)
     r.add_argument("--workers", type=int, default=3,

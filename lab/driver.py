@@ -996,6 +996,10 @@ def run_many(faults: list[Fault], out: Path, workers: int = 2, clusters: dict[st
                 except NotFired as exc:  # a memory cgroup's limit that killed nothing (`_memcg_oom_kills`): the same
                     r = run_torchrun(f, out)
                     r.detail = f"{r.detail} (second try: {exc})"
+            elif f.mode == "sge":  # twelfth round: the lab's Grid Engine (lab/sge.py)
+                if "sge" not in clusters:
+                    raise RuntimeError(f"{f.name}: needs the lab's Grid Engine (lab/sge.py)")
+                r = run_sge(f, out, clusters["sge"])
             else:
                 c = clusters.get(f.slurm_profile)
                 if c is None:
@@ -1118,3 +1122,111 @@ def run_tf(fault: Fault, out: Path) -> RunResult:
     _write_yaml(bundle / "workload.yaml", workload)
     shutil.rmtree(work, ignore_errors=True)
     return RunResult(fault.name, bundle, t1 - t0, f"{detail}tf exit {' '.join(map(str, rcs))}")
+
+
+# ---------------------------------------------------------------- twelfth round: Grid Engine (lab/sge.py)
+#
+# Bundle layout (sge):
+#   workload.yaml, expected.yaml
+#   nodes/<host>/lab-<fault>.o<jobid>          the job's -o file (the job script's and torchrun's stdout: --tee 3)
+#   nodes/<host>/lab-<fault>.e<jobid>          the job's -e file (its stderr)
+#   scheduler/qacct.txt                        `qacct -j <jobid>` (format sge-qacct)
+#   scheduler/qmaster-messages                 the qmaster's messages file, the job's window (format sge-messages)
+#   nodes/<host>/execd-messages                the execd's messages file, the job's window (format sge-messages)
+
+
+def _qsub_script(fault: Fault, work: Path) -> str:
+    env = _env(fault, work)
+    exports = " ".join(f"{k}={env[k]}" for k in env if k.startswith("LAB_") or k in (
+        "OMP_NUM_THREADS", "PYTHONUNBUFFERED", "TZ"))
+    cmd = [*_torchrun(), f"--nproc-per-node={NPROC}", "--standalone", "--log-dir", str(work / "torchrun-logs"),
+           "--redirects", "3", "--tee", "3", str(TRAIN)]
+    return f"""#!/bin/bash
+#$ -N lab-{fault.name}
+#$ -pe smp {NPROC}
+#$ -cwd
+export {exports}
+echo "lab: job $JOB_ID on $HOSTNAME, $NSLOTS slots, fault {fault.name}"
+{' '.join(cmd)}
+"""
+
+
+def _messages_window(path: Path, start: float, end: float) -> str:
+    """The lines of a Grid Engine messages file (`MM/DD/YYYY HH:MM:SS|...`, the daemon's local time: UTC here) in the
+    job's window, as a collector keeps a daemon's log for a job."""
+    keep = []
+    text = path.read_text(errors="replace") if path.is_file() else ""
+    for line in text.splitlines():
+        try:
+            t = dt.datetime.strptime(line[:19], "%m/%d/%Y %H:%M:%S").replace(tzinfo=dt.UTC).timestamp()
+        except ValueError:
+            continue
+        if start - 1 <= t <= end + 2:
+            keep.append(line)
+    return "\n".join(keep) + ("\n" if keep else "")
+
+
+def run_sge(fault: Fault, out: Path, cluster: Any) -> RunResult:
+    """One job of the lab's Grid Engine (`cluster`: lab.sge.SgeCluster): qsub -sync y of a job script that runs
+    torchrun's ranks on this host, its -o / -e files in the bundle; qdel at the ranks' marker where the fault says;
+    then the job's qacct record and the daemons' messages for its window."""
+    host, bundle, work = _host_bundle(fault, out)
+    node_dir = bundle / "nodes" / host
+    (bundle / "scheduler").mkdir()
+    (work / "job.sh").write_text(_qsub_script(fault, work))
+    t0 = time.time()
+    qsub = subprocess.Popen(["qsub", "-sync", "y", "-terse", "-o", str(node_dir), "-e", str(node_dir),
+                             *fault.qsub_opts, str(work / "job.sh")], env={**cluster.env, "TZ": "UTC"},
+                            cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    detail = ""
+    try:
+        if fault.scancel_at_marker:
+            _wait_marker(work, range(NPROC), qsub, fault.timeout)
+            jobs = [p.name.rsplit(".o", 1)[1] for p in node_dir.glob(f"lab-{fault.name}.o*")]
+            jid = jobs[0] if jobs else ""
+            cluster.run("qdel", jid)
+            detail = f"qdel {jid}, "
+        said, _ = qsub.communicate(timeout=fault.timeout)
+    except BaseException:
+        qsub.kill()
+        cluster.run("qdel", "-f", "-u", "root", check=False)
+        raise
+    t1 = time.time()
+    # -terse prints the job's number alone on a line; -sync y then its end ("Job N exited with exit code 1.")
+    jid = next((ln.strip() for ln in said.splitlines() if ln.strip().isdigit()), "")
+    if not jid and (m := re.search(r"\b[Jj]ob (\d+)", said)):
+        jid = m.group(1)
+    ends = [ln.strip() for ln in said.splitlines() if ln.strip() and not ln.strip().isdigit()]
+    detail += f"job {jid}: qsub exit {qsub.returncode} ({'; '.join(ends)[:120]})"
+    qacct = ""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # the accounting record is written as the qmaster learns of the end
+        qacct = cluster.run("qacct", "-j", jid, check=False).stdout
+        if "exit_status" in qacct:
+            break
+        time.sleep(0.5)
+    (bundle / "scheduler" / "qacct.txt").write_text(qacct)
+    time.sleep(1)  # the daemons write their last words on the job
+    (bundle / "scheduler" / "qmaster-messages").write_text(_messages_window(cluster.qmaster_messages, t0, t1))
+    (node_dir / "execd-messages").write_text(_messages_window(cluster.execd_messages(), t0, t1))
+    outputs = sorted(p.name for p in node_dir.glob(f"lab-{fault.name}.[oe]{jid}"))
+    sources: list[dict[str, Any]] = [{"kind": "application", "path": f"nodes/{{node}}/{name}"} for name in outputs]
+    sources += [{"kind": "scheduler", "path": "scheduler/qacct.txt", "format": "sge-qacct"},
+                {"kind": "scheduler", "path": "scheduler/qmaster-messages", "format": "sge-messages"},
+                {"kind": "scheduler", "path": "nodes/{node}/execd-messages", "format": "sge-messages"}]
+    workload = {
+        "apiVersion": "firstfault/v1",
+        "workload": {
+            "id": jid,
+            "name": f"lab-{fault.name}",
+            "scheduler": "static",
+            "window": {"start": _utc(t0), "end": _utc(t1 + 1)},
+            "nodes": [host],
+            "ranks": {host: f"0-{NPROC - 1}"},
+            "timezone": "UTC",
+        },
+        "sources": sources,
+    }
+    _write_yaml(bundle / "workload.yaml", workload)
+    shutil.rmtree(work, ignore_errors=True)
+    return RunResult(fault.name, bundle, t1 - t0, detail)

@@ -203,6 +203,20 @@ Eleventh round (lab breadth, issue 25: Dask as a launcher, torchrun's elastic re
 - a rank that fails in the first attempt (an exception) and, after torchrun restarts the group, fails otherwise
   in the second (a signal it raises on itself) until the restarts are spent: the first attempt's failure is where
   it began, `app.exception` on the node (the second attempt's crash is what the restart met, not the first cause).
+Twelfth round (lab breadth, issue 25: Grid Engine as a real scheduler; docs/verdict.md decides each):
+- the same rules hold under Grid Engine (Debian's 8.1.9, a cell of the lab's own: `qsub -pe smp 3` of a job script
+  that runs torchrun's 3 ranks on the host, its `-o` / `-e` files): an exception is `app.exception` on the node, a
+  clean run is `none`;
+- a hard run-time limit the job asked for (`qsub -l h_rt=N`) that the job runs past: the execd kills the job when the
+  wall clock passes it (qacct `failed 37 : qmaster enforced h_rt, h_cpu, or h_vmem limit`, `exit_status 137`): the
+  scheduler's time limit, as Slurm's TIMEOUT: scheduler / `scheduler.time_limit`, outcome timeout, no affected nodes;
+- a hard virtual-memory limit the job asked for (`qsub -l h_vmem=`, per slot), which the execd enforces on the job's
+  processes together: ranks that leak take the job past it and the execd kills the job (`job N.1 exceeds job hard
+  limit "h_vmem" ... sending SIGKILL`): verdict.md `host.oom`, "the scheduler's memory-limit enforcement (... SGE
+  h_vmem ...) killing a rank", on the node (the per-process RLIMIT_AS the shepherd also sets, h_vmem x slots, is
+  above each leaking rank, so no allocation fails first: that would be the second round's `app.exception`);
+- a running job deleted with `qdel` (its owner or an administrator): cancelled by a user, scheduler /
+  `scheduler.cancelled`, outcome cancelled, no affected nodes; the SIGKILL and the peers' errors are its consequence.
 """
 
 from __future__ import annotations
@@ -210,7 +224,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Mode = Literal["torchrun", "slurm", "mpirun", "lightning", "jax", "ray", "accelerate", "deepspeed", "dask", "tf"]
+Mode = Literal["torchrun", "slurm", "mpirun", "lightning", "jax", "ray", "accelerate", "deepspeed", "dask", "tf", "sge"]
 # run on this host by lab.driver.run_local
 LOCAL_MODES = ("mpirun", "lightning", "jax", "ray", "accelerate", "deepspeed", "dask", "tf")
 
@@ -297,6 +311,8 @@ class Fault:
     late_agent: bool = False  # torchrun only: the rendezvous store in a process of its own (the rdzv option's
     #   {port}); a second torchrun agent of the same elastic job (its own log, nodes/<host>/torchrun-agent2.log)
     #   starts once the first agent has ended
+    # twelfth round: Grid Engine (lab/sge.py; `scancel_at_marker` is qdel there)
+    qsub_opts: tuple[str, ...] = ()  # sge only: more qsub options (-l h_rt=60, -l h_vmem=1800M)
 
     @property
     def train_fault(self) -> str:
@@ -1042,4 +1058,39 @@ FAULTS.update({f.name: f for f in [
         "server cannot bind it (EADDRINUSE) and the worker fails at start-up; the others wait for it at the "
         "coordination service until the launch ends them. The job's own set-up on this node: app.exception.setup, "
         "never the network.", mode="tf", lab_fault="none", occupy_port=True, timeout=300.0),
+]})
+
+
+# ------------------------------------------------ twelfth round: Grid Engine (issue 25; lab/sge.py, lane "sge")
+SGE_WORDS = "Under Grid Engine 8.1.9 (qsub -pe smp 3 of a job script running torchrun's 3 ranks, its -o / -e files)"
+FAULTS.update({f.name: f for f in [
+    _sw("sge_value_error", "app.exception",
+        f"{SGE_WORDS}: rank 1 raises ValueError at step 3; torchrun ends the other ranks and the job script exits 1 "
+        "(qacct failed 0, exit_status 1). The workload's exception: app.exception on the node.",
+        mode="sge", lab_fault="value_error", lane="sge"),
+    Fault("sge_completed", "sge",
+          f"{SGE_WORDS}: a clean run with a UserWarning and a caught, logged FileNotFoundError; qacct failed 0, "
+          "exit_status 0. Nothing failed: none.", domain="none", outcome="succeeded", affected_nodes=[],
+          lab_fault="completed_warnings", lane="sge"),
+    Fault("sge_h_rt", "sge",
+          f"{SGE_WORDS} with qsub -l h_rt=60: every rank sits in a long evaluation from step 3; the execd kills the "
+          "job when its wall clock passes the hard run-time limit it asked for (qacct failed 37 'qmaster enforced "
+          "h_rt, h_cpu, or h_vmem limit', exit_status 137). The scheduler's time limit: scheduler.time_limit.",
+          domain="scheduler", category="scheduler.time_limit", outcome="timeout", affected_nodes=[],
+          lab_fault="time_limit", qsub_opts=("-l", "h_rt=60"), lane="sge", timeout=240.0),
+    _sw("sge_h_vmem", "host.oom",
+        f"{SGE_WORDS} with qsub -l h_vmem=900M (per slot: 2.6 GiB for the job's processes together as the execd "
+        "counts them, about 1.1 GiB of it after import): every rank leaks host memory from step 3 and the execd kills "
+        "the job over its hard virtual-memory limit ('exceeds job hard limit \"h_vmem\" ... sending SIGKILL'; qacct "
+        "failed 37, exit_status 137). The scheduler's memory-limit enforcement: host.oom on the node. (Every rank "
+        "leaks, not rank 1 alone: the shepherd's RLIMIT_AS per process is the job's limit too, and one rank leaking "
+        "alone meets it about when the execd does; the first run, with rank 1 alone under 1800M, never reached the "
+        "limit before the peers' 10 s gloo timeout ended the job.)",
+        mode="sge", lab_fault="memory_leak", ranks="0,1,2", outcome=None, qsub_opts=("-l", "h_vmem=900M"),
+        lane="sge", timeout=240.0),
+    Fault("sge_qdel", "sge",
+          f"{SGE_WORDS}: a healthy job is deleted with qdel while every rank is at step 3; the execd kills it. "
+          "Cancelled by a user: scheduler.cancelled (the SIGKILL and the peers' errors are consequences).",
+          domain="scheduler", category="scheduler.cancelled", outcome="cancelled", affected_nodes=[],
+          lab_fault="scancel", scancel_at_marker=True, lane="sge"),
 ]})

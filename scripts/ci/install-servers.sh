@@ -10,7 +10,9 @@ pkgs=(prometheus prometheus-alertmanager
       # the fabric: an InfiniBand simulator the diagnostics and the SM run against, and LLDP (tests/fabric)
       ibsim-utils infiniband-diags opensm lldpd iproute2
       # the lab's ninth round: a FUSE daemon under the ranks (bindfs), firewall rules on a rank's ports (iptables)
-      bindfs iptables)
+      bindfs iptables
+      # the lab's twelfth round: Grid Engine 8.1.9, a qmaster and an execd of a cell of the lab's own (lab/sge.py)
+      gridengine-master gridengine-exec gridengine-client)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

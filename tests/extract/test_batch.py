@@ -405,6 +405,49 @@ def test_sge_messages_a_soft_limit_and_other_daemon_lines_are_no_end() -> None:
     assert [(e.fields["job_id"], e.fields["state"], e.fields.get("due_to")) for e in jobs(res)] == []
 
 
+# The lab's Grid Engine 8.1.9 (lab/sge.py, twelfth round): real lines of its execd and qacct.
+
+
+def test_sge_messages_the_execds_hard_wallclock_is_the_time_limit() -> None:
+    # lab sge_h_rt: the execd's own words at h_rt (sge_execd's `job %u.%u exceeded hard wallclock time - initiate
+    # terminate method`), on the execd's host; the soft one's notice (SIGUSR1) ends no job
+    data = (b"12/07/2026 14:01:19|  main|localhost|W|job 1.1 exceeded hard wallclock time - initiate terminate method\n"
+            b"12/07/2026 14:01:19|  main|localhost|W|job 2.1 exceeded soft wallclock time - initiate soft notify "
+            b"method\n")
+    res = read("messages", "sge-messages", data=data)
+    assert [(e.fields["job_id"], e.fields["state"], e.fields.get("due_to")) for e in jobs(res)] == [
+        ("1", "TIMEOUT", "time_limit")]
+
+
+QACCT_PE = """==============================================================
+hostname     vm
+jobnumber    2
+taskid       undefined
+start_time   Mon Dec  7 14:07:33 2026
+end_time     Mon Dec  7 14:07:49 2026
+granted_pe   {pe}
+slots        3
+failed       37  : qmaster enforced h_rt, h_cpu, or h_vmem limit
+exit_status  137                  (Killed)
+ru_wallclock 16s
+maxvmem      {maxvmem}
+category     -l h_vmem=900M -pe smp 3
+"""
+
+
+def test_qacct_h_vmem_is_per_slot_in_a_parallel_job() -> None:
+    # lab sge_h_vmem: `-l h_vmem=900M -pe smp 3`, the execd's limit 2831155200 (3 x 900M), qacct maxvmem 2.953GB:
+    # the memory limit, where 900M alone would be a third of it
+    job = the_job(read("qacct", "sge-qacct", data=QACCT_PE.format(pe="smp", maxvmem="2.953GB").encode()))
+    assert (job.fields["state"], job.fields["due_to"]) == ("OUT_OF_MEMORY", "memory_limit")
+    # near-miss: 1.2 GB is past 900M but far under the job's 2.6 GiB: no limit reached, no reason
+    job = the_job(read("qacct", "sge-qacct", data=QACCT_PE.format(pe="smp", maxvmem="1.200GB").encode()))
+    assert job.fields["state"] == "FAILED" and "due_to" not in job.fields
+    # and a job with no PE keeps the limit as asked
+    job = the_job(read("qacct", "sge-qacct", data=QACCT_PE.format(pe="NONE", maxvmem="1.200GB").encode()))
+    assert (job.fields["state"], job.fields["due_to"]) == ("OUT_OF_MEMORY", "memory_limit")
+
+
 # --------------------------------------------------------------------------
 # HTCondor: job ads (condor_q -l, condor_history -l)
 # --------------------------------------------------------------------------

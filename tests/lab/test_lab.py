@@ -99,12 +99,14 @@ def lab_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
                 c = slurm.start(tmp_path_factory.mktemp(f"lab-slurm-{profile}"), profile)
                 started.append(c)
                 clusters[profile] = c
+        sge_skip = _start_sge(clusters, started, tmp_path_factory)  # twelfth round: the lab's Grid Engine
         memcg_skip = driver.memcg_unavailable()
         pids_skip = driver.pids_cgroup_unavailable()
         faults = [f for f in FAULTS.values()
                   if (f.mode == "torchrun" and not (f.memcg_limit and memcg_skip) and not (f.pids_cgroup and pids_skip)
                       and not driver.under_job_unavailable(f))
                   or (f.mode == "slurm" and f.slurm_profile in clusters)
+                  or (f.mode == "sge" and "sge" in clusters)
                   or (f.mode in LOCAL_MODES and not _launcher_missing(f.mode))]
         faults = [f for f in faults if selected(f.name)]
         keep = os.environ.get("LAB_KEEP")  # a directory to keep the bundles in, for reading them afterwards
@@ -113,7 +115,7 @@ def lab_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
         results = driver.run_many(faults, out, workers=WORKERS, clusters=clusters)
         elapsed = time.monotonic() - t0
         yield {"results": {r.fault: r for r in results}, "slurm_skip": slurm_skip, "memcg_skip": memcg_skip,
-               "pids_skip": pids_skip,
+               "pids_skip": pids_skip, "sge_skip": sge_skip,
                "seconds": elapsed, "clusters": set(clusters)}
     finally:
         for c in started:
@@ -139,6 +141,8 @@ def _analyse(lab_runs: dict[str, Any], analyzer: Analyzer, name: str) -> None:
         pytest.skip(f"{name}: {lab_runs['pids_skip']}")
     if why := driver.under_job_unavailable(fault):  # a FUSE daemon, a loop device, firewall rules (ninth round)
         pytest.skip(f"{name}: {why}")
+    if fault.mode == "sge" and lab_runs["sge_skip"]:
+        pytest.skip(f"{name}: {lab_runs['sge_skip']}")
     if name not in lab_runs["results"]:
         pytest.skip(f"{name}: not selected (tests/lab/selection.py)")
     r = lab_runs["results"][name]
@@ -196,7 +200,7 @@ def test_fault_catalogue() -> None:
             assert f.category is None and f.affected_nodes == [], f.name
         else:
             assert f.category, f.name
-    assert {f.mode for f in FAULTS.values()} == {"torchrun", "slurm", *LOCAL_MODES}
+    assert {f.mode for f in FAULTS.values()} == {"torchrun", "slurm", *LOCAL_MODES, "sge"}
 
 
 def test_captured_bundles_are_readable() -> None:
@@ -210,3 +214,28 @@ def test_captured_bundles_are_readable() -> None:
         load_bundle(b)
         exp = yaml.safe_load((b / "expected.yaml").read_text())
         assert exp["domain"] == FAULTS[b.name].domain and exp.get("category") == FAULTS[b.name].category
+
+
+# ---------------------------------------------------------------- twelfth round: Grid Engine (lab/sge.py)
+SGE = [f.name for f in FAULTS.values() if f.mode == "sge"]
+
+
+def _start_sge(clusters: dict[str, Any], started: list[Any], tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Starts the lab's Grid Engine cell where a Grid Engine fault is selected; why it is not there otherwise (its
+    faults then skip with that reason: the packages missing, or not root)."""
+    if not any(f.mode == "sge" and selected(f.name) for f in FAULTS.values()):
+        return "no Grid Engine fault selected"
+    from lab import sge
+
+    why = sge.unavailable()
+    if why:
+        return why
+    c = sge.start(tmp_path_factory.mktemp("lab-sge"))
+    started.append(c)
+    clusters["sge"] = c
+    return ""
+
+
+@pytest.mark.parametrize("name", SGE)
+def test_sge_fault(lab_runs: dict[str, Any], analyzer: Analyzer, name: str) -> None:
+    _analyse(lab_runs, analyzer, name)

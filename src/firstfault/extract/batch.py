@@ -309,8 +309,10 @@ SGE_FAILED = re.compile(r"\bjob (?P<job>\d+)(?:\.(?P<task>\d+))? failed on host 
 # The shepherd's word on a job a signal ended, by Grid Engine's signal name and the host's number (also in the
 # job's mail: `failed assumedly after job because:` / `job 8974017.1 died through signal KILL (9)`).
 SGE_DIED = re.compile(r"\bjob (?P<job>\d+(?:\.\d+)?) died through signal (?P<name>[A-Z][A-Z0-9]{1,9}) \((?P<num>\d+)\)")
-# The execd killing a job over a hard limit (execd_ck_to_do.c; the limit's name decides, catalog/scheduler.yaml).
-_SGE_LIMIT = re.compile(r"\bjob (?P<job>\d+)(?:\.(?P<task>\d+))? exceeds job hard limit ")
+# The execd killing a job over a hard limit (execd_ck_to_do.c; the limit's name decides, catalog/scheduler.yaml),
+# its wall clock past h_rt among them (`job 1.1 exceeded hard wallclock time - initiate terminate method`).
+_SGE_LIMIT = re.compile(r"\bjob (?P<job>\d+)(?:\.(?P<task>\d+))? "
+                        r"(?:exceeds job hard limit |exceeded hard wallclock time\b)")
 
 
 def sge_signal(m: re.Match[str]) -> int | None:
@@ -518,6 +520,12 @@ def _qacct(out: Output, tz: tzinfo, times: TimeParser, issues: list[ParseIssue])
         job.time_limit = _duration(limits.get("h_rt") or limits.get("s_rt"))
         job.cpu_limit = _duration(limits.get("h_cpu") or limits.get("s_cpu"))
         job.mem_limit = _size(limits.get("h_vmem") or limits.get("s_vmem"), decimal_lower=True)
+        # h_vmem is per slot: the execd holds a parallel job's processes on a host to it times the job's slots there
+        # (the lab's sge_h_vmem: `-l h_vmem=900M -pe smp 3`, `exceeds job hard limit "h_vmem" ... (3170500608.00000
+        # > limit:2831155200.00000)`, 3 x 900M); qacct's `slots` is the job's (one host's for a $pe_slots PE)
+        slots = rec.get("slots", "").strip()
+        if job.mem_limit and slots.isdigit() and int(slots) > 1 and rec.get("granted_pe", "NONE").strip() != "NONE":
+            job.mem_limit *= int(slots)
         yield job
 
 
