@@ -536,3 +536,29 @@ def test_gclouds_report_of_a_request_the_api_refused_is_the_jobs_set_up(line: st
 ])
 def test_what_is_no_request_gcloud_reports_refused_is_not_the_set_up(line: str) -> None:
     assert [d for d in alone(line) if d.fields.get("setup")] == []
+
+
+@pytest.mark.parametrize("lines", [
+    # Compute Engine refusing a GPU VM left at the default live-migration policy, in each client's words: Go's
+    # (cloud-barista/cb-spider#1125), gcloud's under `Could not fetch resource:` (loft-sh/devpod#973, verbatim)
+    ["googleapi: Error 400: Instances with guest accelerators do not support live migration., badRequest"],
+    ["ERROR: (gcloud.compute.instances.create) Could not fetch resource:",
+     " - Instances with guest accelerators do not support live migration."],
+])
+def test_a_gpu_vm_refused_live_migration_is_the_requests_set_up(lines: list[str]) -> None:
+    from tests.extract.helpers import events
+
+    assert [(e.kind, e.fields.get("setup")) for e in events(lines)] == [("app.exception", True)]
+
+
+@pytest.mark.parametrize("line", [
+    # the API's answer with another message: no set-up of this row's (the object store's reading keeps it the
+    # program's request)
+    "googleapi: Error 400: Invalid value for field 'resource.name'., invalid",
+    # documentation prose about the policy that does not say the request was refused
+    "GPU instances cannot live migrate; set onHostMaintenance to TERMINATE.",
+])
+def test_near_miss_other_refusals_and_prose_are_not_the_live_migration_row(line: str) -> None:
+    from tests.extract.helpers import events
+
+    assert [e for e in events([line]) if e.fields.get("setup")] == []

@@ -69,6 +69,9 @@ NTH_ASG = ("2024/06/11 19:51:13 INF Requesting instance drain event-id=asg-lifec
         ('  "preempted": "TRUE",', "gcp"),
         # a GCE operation's message for the preemption (gcloud compute operations describe)
         ("statusMessage: Instance was preempted.", "gcp"),
+        # a preemptible VM taken back while it started, Packer's googlecompute builder quoting the operation's error
+        # (hashicorp/packer#9133, verbatim)
+        ("==> googlecompute: * Instance failed to start due to preemption.", "gcp"),
         (AZURE_PREEMPT, "azure"),
         # AKS's node-problem-detector: the node's VMEventScheduled condition as a public AKS write-up pastes it
         ('    message: "Preempt Scheduled : Tue, 14 May 2024 12:57:00 GMT",', "azure"),
@@ -141,6 +144,10 @@ def test_a_termination_for_host_maintenance_is_the_platforms(line: str) -> None:
     AZURE_FREEZE,
     '    message: "Freeze Scheduled : Tue, 14 May 2024 12:57:00 GMT",',
     NTH_ASG,
+    # a zone's stock-out, Compute Engine's localized message (GoogleCloudPlatform/ai-on-gke#849): no VM was taken back
+    "    message: A e2-standard-2 VM instance is currently unavailable in the europe-west4-a",
+    # Cromwell's own retry setting that names the words (no operation's error)
+    "    # retry when the error says 'failed to start due to preemption' (see the docs)",
     # a person's power-key press (systemd-logind's words on any machine: the ACPI soft-off GCE sends looks the same)
     "Nov  2 10:05:00 node-02 systemd-logind[812]: Power key pressed.",
     "Nov  2 10:05:00 node-02 systemd-logind[812]: Powering Off...",

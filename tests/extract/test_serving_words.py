@@ -383,6 +383,38 @@ def test_a_json_log_record_is_read_as_its_message(line: str, body: str) -> None:
     assert split_prefixes(line).body == body
 
 
+# A Go logger's error field beside its message (zap / logr's `"error"`, klog's `"err"`): read after the message, as Go
+# wraps an error. cloudpilot-ai/karpenter-provider-gcp#167 (verbatim, a few fields left out).
+KARPENTER_JSON = ('{"level":"ERROR","time":"2025-12-03T15:11:22.615Z","logger":"controller","message":"failed to '
+                  'create instance","controller":"nodeclaim.lifecycle","instanceType":"g2-standard-16",'
+                  '"error":"googleapi: Error 400: Instances with guest accelerators do not support live migration., '
+                  'badRequest"}')
+
+
+@pytest.mark.parametrize(("line", "body"), [
+    (KARPENTER_JSON, "failed to create instance: googleapi: Error 400: Instances with guest accelerators do not "
+                     "support live migration., badRequest"),
+    ('{"level":"error","ts":1700000000.1,"msg":"Reconciler error","err":"dial tcp 10.0.0.1:443: connect: connection '
+     'refused"}', "Reconciler error: dial tcp 10.0.0.1:443: connect: connection refused"),
+])
+def test_a_go_records_error_field_is_read_after_its_message(line: str, body: str) -> None:
+    from firstfault.extract.prefix import split_prefixes
+
+    assert split_prefixes(line).body == body
+
+
+@pytest.mark.parametrize(("line", "body"), [
+    # an error the message already quotes is not read twice; an empty or non-text error adds nothing
+    ('{"level":"ERROR","message":"failed: boom","error":"boom"}', "failed: boom"),
+    ('{"level":"ERROR","message":"failed to create instance","error":""}', "failed to create instance"),
+    ('{"level":"ERROR","message":"failed to create instance","error":{"code":400}}', "failed to create instance"),
+])
+def test_near_miss_an_error_field_that_adds_nothing(line: str, body: str) -> None:
+    from firstfault.extract.prefix import split_prefixes
+
+    assert split_prefixes(line).body == body
+
+
 @pytest.mark.parametrize("line", [
     '{"a": 1}',  # no message
     '{"message": 42}',  # a message that is no text

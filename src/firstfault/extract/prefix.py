@@ -340,8 +340,13 @@ _BANNER = re.compile(BANNER_RULE)
 # line as the program wrote it (its first line, where it holds several). Only a record at an error's level, or
 # docker's: a controller's record below it may carry what it is about in fields of its own (Karpenter's
 # `"Node":{"name":...}`, extract/jobend.py), which the raw line keeps. A record past _JSON_MAX characters, or one that
-# does not parse, is no layer.
+# does not parse, is no layer. The error a Go logger records beside its message, in a key of its own (zap's
+# `zap.Error(err)` and logr's zapr `log.Error(err, msg)`: `"error"`, the key of every Kubernetes controller built on
+# controller-runtime, Karpenter's `{"level":"ERROR",...,"message":"failed to create instance",...,"error":"googleapi:
+# Error 400: ..."}`, cloudpilot-ai/karpenter-provider-gcp#167; logrus' ErrorKey `"error"`; klog's JSON format
+# `"err"`), is read after the message as Go wraps an error, `message: error`: the message alone says only what failed.
 _JSON_MESSAGE_KEYS: Final = ("message", "msg", "log", "event")
+_JSON_ERROR_KEYS: Final = ("error", "err")
 _JSON_ERROR_LEVELS: Final = frozenset({"error", "err", "fatal", "critical", "crit", "panic", "alert", "emerg"})
 _DOCKER_JSON_KEYS: Final = frozenset({"log", "stream", "time", "attrs"})
 _JSON_MAX: Final = 100_000
@@ -368,6 +373,9 @@ def _json_record(body: str) -> str | None:
         msg = fields["message"]
     if msg is None:
         return None
+    err = next((obj[k] for k in _JSON_ERROR_KEYS if isinstance(obj.get(k), str) and obj[k].strip()), None)
+    if err is not None and err.strip() not in msg:
+        msg = f"{msg.rstrip()}: {err.strip()}"
     return next((part for part in msg.split("\n") if part.strip()), None)
 
 
