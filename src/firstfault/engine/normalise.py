@@ -731,13 +731,21 @@ def net_found_after(events: list[Event]) -> list[Event]:
     `nccl.error` of transport `ib`: `misc/ibvwrap.cc ... NCCL WARN Call to ibv_open_device failed`, `NET/IB : Unable
     to open device mlx5_bond_0`, a container without the HCA's device) where the network NCCL then found is another
     (`Using network Socket`): NCCL went on over its sockets. The network words themselves are never events of the
-    analysis."""
+    analysis.
+
+    The network words are indexed only for the (file, node) pairs where such a failure was read: a many-rank job's
+    every rank says `Using network` once (16k words), its failures, if any, are a few, in a few files."""
+    failed = {(ev.evidence.file, ev.node) for ev in events
+              if ev.kind == "nccl.error" and ev.fields.get("transport") in ("ofi", "ib")}
     ready: dict[tuple[str | None, str | None], list[tuple[int, int | None, str]]] = {}
+    any_ready = False
     for ev in events:
         if ev.kind == "nccl.net_ready":
-            ready.setdefault((ev.evidence.file, ev.node), []).append(
-                (ev.evidence.line or 0, ev.rank, str(ev.fields.get("network") or "")))
-    if not ready:
+            any_ready = True
+            if (where := (ev.evidence.file, ev.node)) in failed:
+                net = str(ev.fields.get("network") or "")
+                ready.setdefault(where, []).append((ev.evidence.line or 0, ev.rank, net))
+    if not any_ready:
         return events
     out: list[Event] = []
     for ev in events:
