@@ -9,6 +9,7 @@ chunk, with a last line that has no newline.
 
 from __future__ import annotations
 
+import multiprocessing
 import sys
 import threading
 from datetime import UTC, datetime
@@ -49,7 +50,7 @@ def test_a_small_bundle_is_read_in_this_process(analyzer: Analyzer, monkeypatch:
     def no_pool(*_a: object, **_k: object) -> None:
         raise AssertionError("a pool was started for a small bundle")
 
-    monkeypatch.setattr(parallel.multiprocessing, "get_context", no_pool)
+    monkeypatch.setattr(multiprocessing, "get_context", no_pool)
     assert _verdict(analyzer, SCENARIOS[0], 2) == _verdict(analyzer, SCENARIOS[0], 1)
 
 
@@ -157,13 +158,13 @@ def test_the_workers_really_run_here_and_never_beside_threads(analyzer: Analyzer
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     # scripts/test.sh runs this file in a process of its own, so the fork path is the one under test.
     started: list[str] = []
-    real = parallel.multiprocessing.get_context
+    real = multiprocessing.get_context
 
     def spy(method: str | None = None) -> object:
         started.append(str(method))
         return real(method)
 
-    monkeypatch.setattr(parallel.multiprocessing, "get_context", spy)
+    monkeypatch.setattr(multiprocessing, "get_context", spy)
     one = _verdict(analyzer, SCENARIOS[0], 1)
     assert _verdict(analyzer, SCENARIOS[0], 2) == one and started == ["fork"]
     # With another thread running, no fork: the same verdict from this process alone.

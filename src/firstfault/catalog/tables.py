@@ -81,6 +81,7 @@ from firstfault.catalog.vocab import (
     XidClass,
     check_regex,
     checked_rows,
+    rows_checked,
 )
 
 XID_CLASSES: frozenset[str] = frozenset(get_args(XidClass))
@@ -236,8 +237,7 @@ def _kept(file: str) -> Callable[[Callable[[], T]], Callable[[], T]]:
 
             kind = get_type_hints(build)["return"]
             mapping = get_origin(kind) is abc.Mapping
-            raw = resources.files("firstfault").joinpath("catalog", file).read_bytes()
-            name = "tables-" + cache.key(build.__name__, file, raw, *_module_source(), sys.version,
+            name = "tables-" + cache.key(build.__name__, file, _sources_key(file), sys.version,
                                          cache.stamp("msgspec", "__init__.py")) + ".msgpack"
             data = cache.get(name)
             if data is not None:
@@ -257,10 +257,23 @@ def _kept(file: str) -> Callable[[Callable[[], T]], Callable[[], T]]:
     return wrap
 
 
+@lru_cache(maxsize=32)  # one per table file
+def _sources_key(file: str) -> str:
+    """The sha256 of catalog/<file> and of the sources that build and check its rows (this module, vocab.py,
+    records.py): a table entry's key part, worked out once a file, not once a table (48 tables hashed the 170 kB of
+    sources each at every start-up)."""
+    from firstfault import cache
+
+    return cache.key(resources.files("firstfault").joinpath("catalog", file).read_bytes(), _module_key())
+
+
 @lru_cache(maxsize=1)
-def _module_source() -> tuple[bytes, bytes, bytes]:
+def _module_key() -> str:
+    from firstfault import cache
+
     here = Path(__file__)
-    return here.read_bytes(), here.with_name("vocab.py").read_bytes(), here.parent.with_name("records.py").read_bytes()
+    return cache.key(here.read_bytes(), here.with_name("vocab.py").read_bytes(),
+                     here.parent.with_name("records.py").read_bytes())
 
 
 @lru_cache(maxsize=16)  # one per table file
@@ -1434,7 +1447,7 @@ class HostLocalAddress(_Row, frozen=True):
             raise ValueError("a row is one of `net`, `name` or `bridge`")
         if self.net is not None:
             ipaddress.ip_network(self.net)  # ValueError: not a network (host bits set, no such address)
-        if self.bridge is not None:
+        if self.bridge is not None and not rows_checked():
             re.compile(self.bridge)
         if self.corroborate and self.net is None:
             raise ValueError("`corroborate` narrows a `net` row only")
@@ -1856,14 +1869,16 @@ class LevelHeaderInfo(_Row, kw_only=True, frozen=True):
 
     def __post_init__(self) -> None:
         check_regex(self.header)
-        rx = re.compile(self.header)
-        if ("level" in rx.groupindex) != bool(self.error):
-            raise ValueError("a header with a group `level` names its error letters (`error`), one without names none")
         if not self.header.startswith("^"):
             raise ValueError("`header` is read at the line's head: it starts with `^`")
-        m = rx.match(self.example)
-        if m is None or (self.error and m.group("level") not in self.error):
-            raise ValueError("`example` is no record of the header at an error letter")
+        if not rows_checked():
+            rx = re.compile(self.header)
+            if ("level" in rx.groupindex) != bool(self.error):
+                raise ValueError("a header with a group `level` names its error letters (`error`), one without names "
+                                 "none")
+            m = rx.match(self.example)
+            if m is None or (self.error and m.group("level") not in self.error):
+                raise ValueError("`example` is no record of the header at an error letter")
         if not any(w in self.example for w in self.literals):
             raise ValueError("`example` holds none of `literals`: the prefilter would never let it through")
         if not self.literals:
@@ -2906,6 +2921,8 @@ class EndReport(_Row, frozen=True):
             raise ValueError(f"pattern: {exc}") from None
         if not self.pattern.endswith(r"\s*$"):
             raise ValueError(r"pattern: must end with `\s*$` (the report is the rest of its line)")
+        if rows_checked():
+            return
         groups = re.compile(self.pattern).groupindex
         if (self.outcome == "code") != ("code" in groups):
             raise ValueError("outcome `code` and a `code` group go together")
@@ -2929,6 +2946,8 @@ class StallReport(_Row, frozen=True):
     listen: Text | None = None
 
     def __post_init__(self) -> None:
+        if rows_checked():
+            return  # (its regexes compiled, its groups checked when the entry was written)
         for name, rx in (("pattern", self.pattern), ("listen", self.listen)):
             if rx is None:
                 continue
