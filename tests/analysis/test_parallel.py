@@ -468,3 +468,23 @@ def test_the_first_file_in_reading_order_that_names_an_address_owns_it_with_one_
     one, two = _verdict(analyzer, root, 1), _verdict(analyzer, root, 2)
     assert one == two
     assert __import__("json").loads(one)["affected_nodes"] == [owner]
+
+
+def test_a_bundle_read_in_this_process_imports_no_pool(tmp_path: Path) -> None:
+    # multiprocessing and concurrent.futures (10 ms of a start-up) are imported where a pool may start, not by a run
+    # that reads a small bundle in one process; near miss: one whose files pass MIN_BYTES does start one.
+    import os
+    import subprocess
+
+    probe = ("import sys\nfrom firstfault.analysis import parallel\nfrom firstfault.analysis.analyze import Analyzer\n"
+             "parallel.MIN_BYTES = int(sys.argv[2])\nAnalyzer().analyze_path(sys.argv[1], workers=2)\n"
+             "print(sorted(m for m in ('multiprocessing', 'concurrent.futures.process', 'email.utils') "
+             "if m in sys.modules))\n")
+    env = {**os.environ, "FIRSTFAULT_CACHE_DIR": str(tmp_path / "cache")}
+
+    def imported(min_bytes: int) -> str:
+        return subprocess.run([sys.executable, "-c", probe, str(SCENARIOS[0]), str(min_bytes)], capture_output=True,
+                              text=True, check=True, env=env).stdout.strip()
+
+    assert imported(32 << 20) == "[]"
+    assert imported(1) == "['concurrent.futures.process', 'multiprocessing']"
