@@ -98,3 +98,27 @@ def test_a_table_whose_checks_read_a_regex_s_groups_compiles_none_when_read_back
     assert bad != {k: getattr(row, k) for k in bad}
     with pytest.raises(ValueError):
         type(row)(**{**{f: getattr(row, f) for f in row.__struct_fields__}, **bad})
+
+
+@pytest.mark.parametrize("table", ["cann_table", "storage_tables"])
+def test_a_table_holding_read_only_mappings_is_read_back_as_built(
+        table: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table whose fields are read-only mappings (CANN's codes by code, the storage clients by name) is written to
+    its entry (as the dicts they show) and read back without its file's document, equal to the build, each mapping
+    read-only again. Near miss: with the cache off, every read builds it from the document."""
+    from types import MappingProxyType
+
+    monkeypatch.setenv("FIRSTFAULT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("FIRSTFAULT_CACHE", raising=False)
+    documents: list[str] = []
+    real = tables._document
+    monkeypatch.setattr(tables, "_document", lambda name: (documents.append(name), real(name))[1])
+    load = getattr(tables, table).__wrapped__  # (the _kept loader, under its lru_cache)
+    built = load()
+    assert documents and any(isinstance(f, MappingProxyType) for f in built)
+    documents.clear()
+    back = load()
+    assert back == built and documents == []
+    assert [type(f) for f in back] == [type(f) for f in built]
+    monkeypatch.setenv("FIRSTFAULT_CACHE", "off")
+    assert load() == built and documents

@@ -236,7 +236,6 @@ def _kept(file: str) -> Callable[[Callable[[], T]], Callable[[], T]]:
             from firstfault import cache
 
             kind = get_type_hints(build)["return"]
-            mapping = get_origin(kind) is abc.Mapping
             name = "tables-" + cache.key(build.__name__, file, _sources_key(file), sys.version,
                                          cache.stamp("msgspec", "__init__.py")) + ".msgpack"
             data = cache.get(name)
@@ -244,17 +243,38 @@ def _kept(file: str) -> Callable[[Callable[[], T]], Callable[[], T]]:
                 try:
                     with checked_rows():  # (validated when the entry was written: its key holds the sources)
                         value = msgspec.msgpack.decode(data, type=kind)
-                    return cast(T, MappingProxyType(value) if mapping else value)
+                    return cast(T, _read_only(value, kind))
                 except (msgspec.DecodeError, TypeError, ValueError):  # a corrupt or foreign entry: build it again
                     pass
             table = build()
             with suppress(Exception):  # the cache is an optimisation only
-                cache.put(name, msgspec.msgpack.encode(dict(table) if mapping else table))  # type: ignore[call-overload]
+                cache.put(name, msgspec.msgpack.encode(table, enc_hook=_plain))
             return table
 
         return load
 
     return wrap
+
+
+def _plain(obj: object) -> object:
+    """A table's read-only mapping (a MappingProxyType, the table's or a field's), encoded as the dict it shows: a
+    table holding one was built again at every start-up, where its entry could not be written (CANN's: cann.yaml
+    unmarshalled for it, 5-8 ms)."""
+    if isinstance(obj, MappingProxyType):
+        return dict(obj)
+    raise NotImplementedError(type(obj))
+
+
+def _read_only(value: Any, kind: Any) -> Any:
+    """A table decoded from its entry as its build gives it: where it is a mapping, or a NamedTuple of rows with
+    mapping fields, each mapping a read-only view (msgspec decodes a Mapping as a dict)."""
+    if get_origin(kind) is abc.Mapping:
+        return MappingProxyType(value)
+    if hasattr(kind, "_fields"):  # a NamedTuple
+        views = {f: MappingProxyType(getattr(value, f)) for f, hint in get_type_hints(kind).items()
+                 if get_origin(hint) is abc.Mapping}
+        return value._replace(**views) if views else value
+    return value
 
 
 @lru_cache(maxsize=32)  # one per table file
@@ -1719,6 +1739,7 @@ class StorageTables(NamedTuple):
 
 
 @lru_cache(maxsize=1)
+@_kept("platform.yaml")
 def storage_tables() -> StorageTables:
     """The storage clients and FUSE daemons in their own words (catalog/platform.yaml `storage_clients`,
     `storage_words`): every word names a client of the table, no client or word is listed twice, no comm twice."""
@@ -1762,6 +1783,7 @@ def storage_tables() -> StorageTables:
 
 
 @lru_cache(maxsize=1)
+@_kept("platform.yaml")
 def storage_waits() -> tuple[str, ...]:
     """A file system client's words that it waits for its server (catalog/platform.yaml `storage_waits`)."""
     return _strings("platform.yaml", "storage_waits")
@@ -1769,6 +1791,7 @@ def storage_waits() -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=1)
+@_kept("platform.yaml")
 def mount_source_words() -> tuple[str, ...]:
     """A container runtime's words that it could not make a bind mount's source (catalog/platform.yaml
     `mount_source_words`)."""
@@ -1776,6 +1799,7 @@ def mount_source_words() -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=1)
+@_kept("platform.yaml")
 def dead_mount_errors() -> tuple[str, ...]:
     """The errors (lower-case) that say a mount source is a mount whose daemon is gone (catalog/platform.yaml
     `dead_mount_errors`)."""
@@ -1793,6 +1817,7 @@ class StorageWaitFrame(_Row, kw_only=True, frozen=True):
 
 
 @lru_cache(maxsize=1)
+@_kept("platform.yaml")
 def storage_wait_frames() -> Mapping[str, StorageWaitFrame]:
     """The kernel frames of a task waiting on a file system's server, by function name (catalog/platform.yaml
     `storage_wait_frames`): no frame twice."""
@@ -2101,6 +2126,7 @@ def status_anchors() -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=1)
+@_kept("exceptions.yaml")
 def generic_classes() -> frozenset[str]:
     """Exception classes that name no kind of failure, by their own name (catalog/exceptions.yaml `generic_classes`)."""
     return frozenset(_strings("exceptions.yaml", "generic_classes"))
