@@ -191,3 +191,18 @@ def test_a_pattern_made_from_the_shipped_tables_at_run_time_is_kept() -> None:
     from firstfault.extract import codes
 
     assert codes._cuda_index()[1]._exact._keep and codes._strerror_rx()._exact._keep  # type: ignore[attr-defined]
+
+
+def test_the_kept_code_is_an_array_s_bytes_and_an_entry_that_does_not_read_so_is_generated_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The entry holds each pattern's code as bytes (unmarshalled in a fraction of the time a list of ints takes), made
+    # a list at its use: the same pattern as re's. Near miss: a kept code that is no array's bytes (a foreign or torn
+    # entry) is generated again, and the pattern is still re's.
+    key = (r"kept as (?P<what>bytes) (\d+)", int(re.IGNORECASE))
+    parts = lazyre._generate(*key)
+    assert isinstance(parts[1], bytes)
+    assert lazyre._sre_compile(key[0], parts) == re.compile(*key)
+    monkeypatch.setattr(lazyre, "_kept", {key: (parts[0], parts[1][:-1], *parts[2:])})
+    monkeypatch.setattr(lazyre, "_made", {})
+    assert lazyre._compile_pattern(*key) == re.compile(*key)
+    assert lazyre._made[key][1] == parts[1]

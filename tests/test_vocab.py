@@ -64,3 +64,61 @@ def test_a_table_read_back_from_the_cache_compiles_no_regex_and_is_the_table_bui
     assert load() == built and compiled == []
     monkeypatch.setenv("FIRSTFAULT_CACHE", "off")
     assert load() == built and len(compiled) == with_message
+
+
+@pytest.mark.parametrize("table", ["end_reports", "stall_reports", "level_header_table"])
+def test_a_table_whose_checks_read_a_regex_s_groups_compiles_none_when_read_back(
+        table: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The end and stall reports (catalog/ends.yaml) and the level headers (exceptions.yaml): each row's check compiles
+    its pattern to read its groups (or match its example) on a build; read back from the entry that build wrote, no
+    check compiles one (vocab.rows_checked), and the rows are the same. Near miss: a row built with a pattern whose
+    groups its check refuses is still refused."""
+    monkeypatch.setenv("FIRSTFAULT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("FIRSTFAULT_CACHE", raising=False)
+    compiled: list[str] = []
+
+    def counting(pattern: str, flags: int = 0) -> re.Pattern[str]:
+        compiled.append(pattern)
+        return re.compile(pattern, flags)
+
+    monkeypatch.setattr(tables, "re", SimpleNamespace(compile=counting, error=re.error))
+    monkeypatch.setattr(vocab, "re", SimpleNamespace(compile=counting, error=re.error))
+    load = getattr(tables, table).__wrapped__  # (the _kept loader, under its lru_cache)
+    built = load()
+    assert len(compiled) >= len(built)
+    compiled.clear()
+    assert load() == built and compiled == []
+    row = built[0]
+    if table == "end_reports":
+        bad = {"pattern": r"exited with (?P<code>\d+)\s*$", "outcome": "clean"}  # a `code` group, no `code` outcome
+    elif table == "stall_reports":
+        bad = {"pattern": r"stalled on (?P<who>\w+)"}  # a group its readers do not know
+    else:
+        bad = {"header": row.header.replace("(?P<level>", "(?P<lvl>", 1)}  # the level's group renamed
+    assert bad != {k: getattr(row, k) for k in bad}
+    with pytest.raises(ValueError):
+        type(row)(**{**{f: getattr(row, f) for f in row.__struct_fields__}, **bad})
+
+
+@pytest.mark.parametrize("table", ["cann_table", "storage_tables"])
+def test_a_table_holding_read_only_mappings_is_read_back_as_built(
+        table: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A table whose fields are read-only mappings (CANN's codes by code, the storage clients by name) is written to
+    its entry (as the dicts they show) and read back without its file's document, equal to the build, each mapping
+    read-only again. Near miss: with the cache off, every read builds it from the document."""
+    from types import MappingProxyType
+
+    monkeypatch.setenv("FIRSTFAULT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("FIRSTFAULT_CACHE", raising=False)
+    documents: list[str] = []
+    real = tables._document
+    monkeypatch.setattr(tables, "_document", lambda name: (documents.append(name), real(name))[1])
+    load = getattr(tables, table).__wrapped__  # (the _kept loader, under its lru_cache)
+    built = load()
+    assert documents and any(isinstance(f, MappingProxyType) for f in built)
+    documents.clear()
+    back = load()
+    assert back == built and documents == []
+    assert [type(f) for f in back] == [type(f) for f in built]
+    monkeypatch.setenv("FIRSTFAULT_CACHE", "off")
+    assert load() == built and documents

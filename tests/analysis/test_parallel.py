@@ -9,6 +9,7 @@ chunk, with a last line that has no newline.
 
 from __future__ import annotations
 
+import multiprocessing
 import sys
 import threading
 from datetime import UTC, datetime
@@ -49,7 +50,7 @@ def test_a_small_bundle_is_read_in_this_process(analyzer: Analyzer, monkeypatch:
     def no_pool(*_a: object, **_k: object) -> None:
         raise AssertionError("a pool was started for a small bundle")
 
-    monkeypatch.setattr(parallel.multiprocessing, "get_context", no_pool)
+    monkeypatch.setattr(multiprocessing, "get_context", no_pool)
     assert _verdict(analyzer, SCENARIOS[0], 2) == _verdict(analyzer, SCENARIOS[0], 1)
 
 
@@ -157,13 +158,13 @@ def test_the_workers_really_run_here_and_never_beside_threads(analyzer: Analyzer
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     # scripts/test.sh runs this file in a process of its own, so the fork path is the one under test.
     started: list[str] = []
-    real = parallel.multiprocessing.get_context
+    real = multiprocessing.get_context
 
     def spy(method: str | None = None) -> object:
         started.append(str(method))
         return real(method)
 
-    monkeypatch.setattr(parallel.multiprocessing, "get_context", spy)
+    monkeypatch.setattr(multiprocessing, "get_context", spy)
     one = _verdict(analyzer, SCENARIOS[0], 1)
     assert _verdict(analyzer, SCENARIOS[0], 2) == one and started == ["fork"]
     # With another thread running, no fork: the same verdict from this process alone.
@@ -467,3 +468,23 @@ def test_the_first_file_in_reading_order_that_names_an_address_owns_it_with_one_
     one, two = _verdict(analyzer, root, 1), _verdict(analyzer, root, 2)
     assert one == two
     assert __import__("json").loads(one)["affected_nodes"] == [owner]
+
+
+def test_a_bundle_read_in_this_process_imports_no_pool(tmp_path: Path) -> None:
+    # multiprocessing and concurrent.futures (10 ms of a start-up) are imported where a pool may start, not by a run
+    # that reads a small bundle in one process; near miss: one whose files pass MIN_BYTES does start one.
+    import os
+    import subprocess
+
+    probe = ("import sys\nfrom firstfault.analysis import parallel\nfrom firstfault.analysis.analyze import Analyzer\n"
+             "parallel.MIN_BYTES = int(sys.argv[2])\nAnalyzer().analyze_path(sys.argv[1], workers=2)\n"
+             "print(sorted(m for m in ('multiprocessing', 'concurrent.futures.process', 'email.utils') "
+             "if m in sys.modules))\n")
+    env = {**os.environ, "FIRSTFAULT_CACHE_DIR": str(tmp_path / "cache")}
+
+    def imported(min_bytes: int) -> str:
+        return subprocess.run([sys.executable, "-c", probe, str(SCENARIOS[0]), str(min_bytes)], capture_output=True,
+                              text=True, check=True, env=env).stdout.strip()
+
+    assert imported(32 << 20) == "[]"
+    assert imported(1) == "['concurrent.futures.process', 'multiprocessing']"

@@ -83,3 +83,23 @@ def test_k8s_reason_the_message_refines_an_eviction_only() -> None:
     assert reasons.k8s_reason("OOMKilled", "The node had condition: [DiskPressure].") == ("memory_limit", None)
     assert reasons.k8s_reason("Unknown", None, "phase") == ("node_failure", None)
     assert reasons.k8s_reason("Unknown", None) == (None, None)  # as a reason word, Unknown names nothing
+
+
+def test_the_prefilter_words_are_those_that_hold_no_other() -> None:
+    # line_literals keeps the words that hold no other of them (one search a word in all of them joined by a newline):
+    # the same as testing each against each. Near misses: a word that is only found across the join of two others
+    # (words holding the newline: a random set of them) holds nothing by that, and a word that another begins with
+    # is held by it, not the other way.
+    import random
+
+    def each_against_each(words: set[str]) -> tuple[str, ...]:
+        return tuple(sorted(w for w in words if not any(o != w and o in w for o in words)))
+
+    words = {"Job ran out of", "out of", "ran out of memory", "NodeFail", "Node", "Nod"}
+    assert reasons._holding_none(words) == each_against_each(words) == ("Nod", "out of")
+    rnd = random.Random(27)
+    for _ in range(500):
+        some = {"".join(rnd.choice("ab\n") for _ in range(rnd.randint(1, 5))) for _ in range(12)}
+        assert reasons._holding_none(some) == each_against_each(some), some
+    got = reasons.line_literals()
+    assert got and not any(o != w and o in w for w in got for o in got)

@@ -30,17 +30,14 @@ of the group the dead worker was reading.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 import threading
 from collections import Counter, deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from firstfault import lazyre
 from firstfault.bundle import Bundle, ResolvedSource, SourceFile
@@ -53,6 +50,9 @@ from firstfault.extract.memo import scan_gc
 from firstfault.extract.unrecognized import Folded, FoldFull, OfferFold, Unrecognized, zeroed
 from firstfault.model import LINE_SOURCES, Address, Event, Evidence, FieldValue
 from firstfault.timeparse import TimeParser
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 
 class KeepingSink(EvidenceSink, Protocol):
@@ -249,6 +249,8 @@ def _in_order(pool: ProcessPoolExecutor, tasks: list[_Task], workers: int) -> It
     offered as unrecognized, which grow with the files), not the whole bundle's. Once a worker has
     died, the groups not yet handed back are read here (_work_range in this process: what a worker
     gives, as every worker's results are the same whichever worker reads a file)."""
+    from concurrent.futures.process import BrokenProcessPool
+
     ranges = iter(_groups(tasks, workers))
     pending: deque[tuple[tuple[int, int], Future[list[_Result]] | None]] = deque()
     broken = False  # known to the submitter (a submit to a broken pool raises) or to the reader
@@ -294,10 +296,18 @@ def collect_bundle_parallel(analyzer: ScannerSource, bundle: Bundle, analysis: K
     tasks = line_tasks(bundle)
     # Forking a process that runs other threads can copy a lock some thread holds, and the child then
     # waits for it forever (seen: a test process with server threads). With threads about, one process.
-    if (workers < 2 or len(tasks) < 2 or "fork" not in multiprocessing.get_all_start_methods()
-            or threading.active_count() > 1 or _total_bytes(tasks) < MIN_BYTES):
+    # (multiprocessing and concurrent.futures imported here, where a pool may start: 10 ms of every start-up, which
+    # a bundle read in one process does not use)
+    if workers < 2 or len(tasks) < 2 or threading.active_count() > 1 or _total_bytes(tasks) < MIN_BYTES:
         collect_bundle(analyzer, bundle, analysis)
         return
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        collect_bundle(analyzer, bundle, analysis)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
     ctx = bundle.context
     for kind in {t.kind for t in tasks}:
         analyzer.scanner(kind)  # compiled once here, inherited by every worker

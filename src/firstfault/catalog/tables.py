@@ -81,6 +81,7 @@ from firstfault.catalog.vocab import (
     XidClass,
     check_regex,
     checked_rows,
+    rows_checked,
 )
 
 XID_CLASSES: frozenset[str] = frozenset(get_args(XidClass))
@@ -235,21 +236,19 @@ def _kept(file: str) -> Callable[[Callable[[], T]], Callable[[], T]]:
             from firstfault import cache
 
             kind = get_type_hints(build)["return"]
-            mapping = get_origin(kind) is abc.Mapping
-            raw = resources.files("firstfault").joinpath("catalog", file).read_bytes()
-            name = "tables-" + cache.key(build.__name__, file, raw, *_module_source(), sys.version,
+            name = "tables-" + cache.key(build.__name__, file, _sources_key(file), sys.version,
                                          cache.stamp("msgspec", "__init__.py")) + ".msgpack"
             data = cache.get(name)
             if data is not None:
                 try:
                     with checked_rows():  # (validated when the entry was written: its key holds the sources)
                         value = msgspec.msgpack.decode(data, type=kind)
-                    return cast(T, MappingProxyType(value) if mapping else value)
+                    return cast(T, _read_only(value, kind))
                 except (msgspec.DecodeError, TypeError, ValueError):  # a corrupt or foreign entry: build it again
                     pass
             table = build()
             with suppress(Exception):  # the cache is an optimisation only
-                cache.put(name, msgspec.msgpack.encode(dict(table) if mapping else table))  # type: ignore[call-overload]
+                cache.put(name, msgspec.msgpack.encode(table, enc_hook=_plain))
             return table
 
         return load
@@ -257,10 +256,44 @@ def _kept(file: str) -> Callable[[Callable[[], T]], Callable[[], T]]:
     return wrap
 
 
+def _plain(obj: object) -> object:
+    """A table's read-only mapping (a MappingProxyType, the table's or a field's), encoded as the dict it shows: a
+    table holding one was built again at every start-up, where its entry could not be written (CANN's: cann.yaml
+    unmarshalled for it, 5-8 ms)."""
+    if isinstance(obj, MappingProxyType):
+        return dict(obj)
+    raise NotImplementedError(type(obj))
+
+
+def _read_only(value: Any, kind: Any) -> Any:
+    """A table decoded from its entry as its build gives it: where it is a mapping, or a NamedTuple of rows with
+    mapping fields, each mapping a read-only view (msgspec decodes a Mapping as a dict)."""
+    if get_origin(kind) is abc.Mapping:
+        return MappingProxyType(value)
+    if hasattr(kind, "_fields"):  # a NamedTuple
+        views = {f: MappingProxyType(getattr(value, f)) for f, hint in get_type_hints(kind).items()
+                 if get_origin(hint) is abc.Mapping}
+        return value._replace(**views) if views else value
+    return value
+
+
+@lru_cache(maxsize=32)  # one per table file
+def _sources_key(file: str) -> str:
+    """The sha256 of catalog/<file> and of the sources that build and check its rows (this module, vocab.py,
+    records.py): a table entry's key part, worked out once a file, not once a table (48 tables hashed the 170 kB of
+    sources each at every start-up)."""
+    from firstfault import cache
+
+    return cache.key(resources.files("firstfault").joinpath("catalog", file).read_bytes(), _module_key())
+
+
 @lru_cache(maxsize=1)
-def _module_source() -> tuple[bytes, bytes, bytes]:
+def _module_key() -> str:
+    from firstfault import cache
+
     here = Path(__file__)
-    return here.read_bytes(), here.with_name("vocab.py").read_bytes(), here.parent.with_name("records.py").read_bytes()
+    return cache.key(here.read_bytes(), here.with_name("vocab.py").read_bytes(),
+                     here.parent.with_name("records.py").read_bytes())
 
 
 @lru_cache(maxsize=16)  # one per table file
@@ -1434,7 +1467,7 @@ class HostLocalAddress(_Row, frozen=True):
             raise ValueError("a row is one of `net`, `name` or `bridge`")
         if self.net is not None:
             ipaddress.ip_network(self.net)  # ValueError: not a network (host bits set, no such address)
-        if self.bridge is not None:
+        if self.bridge is not None and not rows_checked():
             re.compile(self.bridge)
         if self.corroborate and self.net is None:
             raise ValueError("`corroborate` narrows a `net` row only")
@@ -1706,6 +1739,7 @@ class StorageTables(NamedTuple):
 
 
 @lru_cache(maxsize=1)
+@_kept("platform.yaml")
 def storage_tables() -> StorageTables:
     """The storage clients and FUSE daemons in their own words (catalog/platform.yaml `storage_clients`,
     `storage_words`): every word names a client of the table, no client or word is listed twice, no comm twice."""
@@ -1749,6 +1783,7 @@ def storage_tables() -> StorageTables:
 
 
 @lru_cache(maxsize=1)
+@_kept("platform.yaml")
 def storage_waits() -> tuple[str, ...]:
     """A file system client's words that it waits for its server (catalog/platform.yaml `storage_waits`)."""
     return _strings("platform.yaml", "storage_waits")
@@ -1756,6 +1791,7 @@ def storage_waits() -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=1)
+@_kept("platform.yaml")
 def mount_source_words() -> tuple[str, ...]:
     """A container runtime's words that it could not make a bind mount's source (catalog/platform.yaml
     `mount_source_words`)."""
@@ -1763,6 +1799,7 @@ def mount_source_words() -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=1)
+@_kept("platform.yaml")
 def dead_mount_errors() -> tuple[str, ...]:
     """The errors (lower-case) that say a mount source is a mount whose daemon is gone (catalog/platform.yaml
     `dead_mount_errors`)."""
@@ -1780,6 +1817,7 @@ class StorageWaitFrame(_Row, kw_only=True, frozen=True):
 
 
 @lru_cache(maxsize=1)
+@_kept("platform.yaml")
 def storage_wait_frames() -> Mapping[str, StorageWaitFrame]:
     """The kernel frames of a task waiting on a file system's server, by function name (catalog/platform.yaml
     `storage_wait_frames`): no frame twice."""
@@ -1856,14 +1894,16 @@ class LevelHeaderInfo(_Row, kw_only=True, frozen=True):
 
     def __post_init__(self) -> None:
         check_regex(self.header)
-        rx = re.compile(self.header)
-        if ("level" in rx.groupindex) != bool(self.error):
-            raise ValueError("a header with a group `level` names its error letters (`error`), one without names none")
         if not self.header.startswith("^"):
             raise ValueError("`header` is read at the line's head: it starts with `^`")
-        m = rx.match(self.example)
-        if m is None or (self.error and m.group("level") not in self.error):
-            raise ValueError("`example` is no record of the header at an error letter")
+        if not rows_checked():
+            rx = re.compile(self.header)
+            if ("level" in rx.groupindex) != bool(self.error):
+                raise ValueError("a header with a group `level` names its error letters (`error`), one without names "
+                                 "none")
+            m = rx.match(self.example)
+            if m is None or (self.error and m.group("level") not in self.error):
+                raise ValueError("`example` is no record of the header at an error letter")
         if not any(w in self.example for w in self.literals):
             raise ValueError("`example` holds none of `literals`: the prefilter would never let it through")
         if not self.literals:
@@ -2086,6 +2126,7 @@ def status_anchors() -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=1)
+@_kept("exceptions.yaml")
 def generic_classes() -> frozenset[str]:
     """Exception classes that name no kind of failure, by their own name (catalog/exceptions.yaml `generic_classes`)."""
     return frozenset(_strings("exceptions.yaml", "generic_classes"))
@@ -2906,6 +2947,8 @@ class EndReport(_Row, frozen=True):
             raise ValueError(f"pattern: {exc}") from None
         if not self.pattern.endswith(r"\s*$"):
             raise ValueError(r"pattern: must end with `\s*$` (the report is the rest of its line)")
+        if rows_checked():
+            return
         groups = re.compile(self.pattern).groupindex
         if (self.outcome == "code") != ("code" in groups):
             raise ValueError("outcome `code` and a `code` group go together")
@@ -2929,6 +2972,8 @@ class StallReport(_Row, frozen=True):
     listen: Text | None = None
 
     def __post_init__(self) -> None:
+        if rows_checked():
+            return  # (its regexes compiled, its groups checked when the entry was written)
         for name, rx in (("pattern", self.pattern), ("listen", self.listen)):
             if rx is None:
                 continue

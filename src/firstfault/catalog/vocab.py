@@ -33,11 +33,18 @@ def checked_rows() -> Iterator[None]:
         _CHECKED.reset(token)
 
 
+def rows_checked() -> bool:
+    """Whether the rows being built are read back from the cache (checked_rows): a record's check that compiles one
+    of its regex fields (to read its groups, to match its example) skips that, as check_regex does; it passed when the
+    entry was written."""
+    return _CHECKED.get()
+
+
 def check_regex(value: str) -> None:
     """A field that must be a regular expression (a table's, a rule's): a ValueError naming it when it does not
     compile (a record's check raises it; records.py reports it at the record's path). Not compiled again for rows
     read back from the cache (checked_rows)."""
-    if _CHECKED.get():
+    if rows_checked():
         return
     try:
         re.compile(value)

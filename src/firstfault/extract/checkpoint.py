@@ -34,7 +34,7 @@ _ENDS: Final = ("Dumping FAILED", "Restoring FAILED", "Pre-dumping FAILED")
 @lru_cache(maxsize=1)
 def _header() -> re.Pattern[str]:
     """CRIU's record header (catalog/exceptions.yaml level_headers `criu`): one model, the table's."""
-    return re.compile(next(r.header for r in level_header_table() if r.logger == "criu"))
+    return re.compile(next(r.header for r in level_header_table() if r.logger == "criu"), keep=True)
 
 
 @lru_cache(maxsize=1)

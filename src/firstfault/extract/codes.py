@@ -366,7 +366,7 @@ def storage_strerror_rx() -> re.Pattern[str]:
     # Possessive after the text: each run of blanks is read once (three `\s*` in a row over one run were cubic).
     return re.compile(r"(?::|\berrno \d+,|\bfailed(?: with)?)\s+(?P<text>" + alternation + r")\s*+[.)\]'\"]*+"
                       r"(?:\s*+\((?:os error |errno )?\d++\)|\s*+\([\w.\-]+\.(?:c|cc|cpp|h):\d+\))?"
-                      r"(?:\s*+\[[^\]]*+\])?\s*+$", re.IGNORECASE)
+                      r"(?:\s*+\[[^\]]*+\])?\s*+$", re.IGNORECASE, keep=True)
 
 
 def storage_strerror_texts() -> tuple[str, ...]:
@@ -1261,7 +1261,7 @@ _HOST_DEVICES: Final = frozenset({"cpu", "cpu_0_bfc"})
 
 @lru_cache(maxsize=1)
 def _accel_oom_rx() -> re.Pattern[str]:
-    return re.compile(re.alternation(ACCEL_OOM_PHRASES))
+    return re.compile(re.alternation(ACCEL_OOM_PHRASES), keep=True)
 
 
 def host_allocator(text: str) -> bool:

@@ -164,7 +164,7 @@ def _status_index() -> tuple[dict[str, str], re.Pattern[str]]:
     for row in status_word_table().values():
         for text in (row.word, *row.texts):
             by_text.setdefault(text, row.family)
-    return by_text, re.compile(rf"\b(?P<word>{re.alternation(by_text)}):")
+    return by_text, re.compile(rf"\b(?P<word>{re.alternation(by_text)}):", keep=True)
 
 
 def status_family(msg: str, implied: str | None = None) -> str | None:
@@ -245,7 +245,7 @@ _PATH_ONLY = re.compile(_FILE)
 @lru_cache(maxsize=1)
 def _file_status_rx() -> re.Pattern[str]:
     by_text, _ = _status_index()
-    return re.compile(rf"\b(?P<word>{re.alternation(by_text)}): ?" + _FILE)
+    return re.compile(rf"\b(?P<word>{re.alternation(by_text)}): ?" + _FILE, keep=True)
 
 
 class FileStatus(NamedTuple):

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from itertools import pairwise
 from typing import Final
 
@@ -471,6 +470,8 @@ def _rfc1123(value: str | None) -> datetime | None:
     """`Fri, 15 Sep 2023 09:56:17 +0200` (kubectl describe's times) -> UTC."""
     if not value:
         return None
+    from email.utils import parsedate_to_datetime  # here: the email package costs 5-10 ms of every start-up
+
     try:
         t = parsedate_to_datetime(value.strip())
     except (TypeError, ValueError, IndexError):

@@ -10,6 +10,7 @@ kubelet's `The node was low on resource: memory`) to one normalised reason (`tim
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Mapping
 from functools import cache, lru_cache
 from typing import NamedTuple
@@ -322,7 +323,29 @@ def line_literals() -> tuple[str, ...]:
             out.add(max(pieces, key=len).strip())
     out.update(w.word for w in tables.words if w.text)
     # A literal that holds another adds nothing to the prefilter: the shorter one hands the line over.
-    return tuple(sorted(w for w in out if not any(o != w and o in w for o in out)))
+    return _holding_none(out)
+
+
+def _holding_none(words: set[str]) -> tuple[str, ...]:
+    """The words that hold no other of them, sorted. Each word is looked for in all of them joined (one search in C
+    a word, its hits placed by their offsets), not in each of them one by one (the scheduler table's 300 words took
+    90,000 tests, 6 ms of every start-up)."""
+    order = sorted(words)
+    text = "\n".join(order)
+    starts: list[int] = []
+    at = 0
+    for w in order:
+        starts.append(at)
+        at += len(w) + 1
+    holding: set[int] = set()
+    for o in order:
+        at = text.find(o)
+        while at != -1:
+            i = bisect_right(starts, at) - 1
+            if order[i] != o and at + len(o) <= starts[i] + len(order[i]):  # inside another word, not across two
+                holding.add(i)
+            at = text.find(o, at + 1)
+    return tuple(w for i, w in enumerate(order) if i not in holding)
 
 
 __all__ = ["ReasonHit", "clear_placed", "first_reason", "k8s_pending", "k8s_reason", "k8s_unstarted",

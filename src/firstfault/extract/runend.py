@@ -31,7 +31,7 @@ from firstfault.model import FieldValue
 
 @lru_cache(maxsize=1)
 def _rows() -> tuple[tuple[EndReport, re.Pattern[str]], ...]:
-    return tuple((row, re.compile(row.pattern)) for row in end_reports())
+    return tuple((row, re.compile(row.pattern, keep=True)) for row in end_reports())
 
 
 def literals() -> tuple[str, ...]:

@@ -133,8 +133,9 @@ def _tables() -> _Tables:
     rows = tuple(sorted(t.messages, key=lambda m: -len(m.text)))
     # anchored: a message begins where the program's tag and level end (read with `match`; `\A` keeps a search of it
     # from trying every place of a line)
-    messages = re.compile(r"\A(?:" + "|".join(f"(?P<m{i}>{_pattern(m.text, i)})" for i, m in enumerate(rows)) + ")")
-    contexts = re.compile("(?:" + "|".join(_pattern(c.text, i) for i, c in enumerate(t.contexts)) + r")$")
+    messages = re.compile(r"\A(?:" + "|".join(f"(?P<m{i}>{_pattern(m.text, i)})" for i, m in enumerate(rows)) + ")",
+                          keep=True)
+    contexts = re.compile("(?:" + "|".join(_pattern(c.text, i) for i, c in enumerate(t.contexts)) + r")$", keep=True)
     pieces = {max(_PLACEHOLDERS.split(m.text)[::2], key=len).strip() for m in t.messages}
     said = {f"{s.program}: error: " for s in t.submitters}
     # a daemon's fatal line: in its own tag (`slurmd: fatal: `), syslog's (`slurmd[42]: fatal: `) or its log file's
@@ -383,7 +384,7 @@ def _reasons() -> tuple[re.Pattern[str], tuple[SlurmNodeReason, ...], tuple[str,
     # a part's first words, compared without case (sinfo and scripts print them as slurmctld set them; a person's
     # paste may not), as whole words
     rx = re.compile(r"\A(?:" + "|".join(f"(?P<n{i}>{_reason_pattern(r.text)})" for i, r in enumerate(rows))
-                    + r")(?![\w*])", re.IGNORECASE)
+                    + r")(?![\w*])", re.IGNORECASE, keep=True)
     literals = {max(re.split(r"\{any\}", r.text), key=len).strip() for r in rows}
     # and what a reason cut at sinfo's column (SINFO_REASON_WIDTH) still holds of each: its first fixed words
     literals.update(r.text.split("{any}", 1)[0][:SINFO_REASON_WIDTH].strip() for r in rows)
@@ -403,7 +404,7 @@ def _cut_pattern(text: str) -> str:
 @lru_cache(maxsize=1)
 def _cut_reasons() -> tuple[tuple[re.Pattern[str], SlurmNodeReason], ...]:
     """Each row's pattern of its beginnings (_cut_pattern), compared without case as _reasons' are."""
-    return tuple((re.compile(_cut_pattern(r.text), re.IGNORECASE), r) for r in _reasons()[1])
+    return tuple((re.compile(_cut_pattern(r.text), re.IGNORECASE, keep=True), r) for r in _reasons()[1])
 
 
 def _read_cut(part: str) -> SlurmNodeReason | None:

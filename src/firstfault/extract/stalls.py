@@ -21,12 +21,12 @@ from firstfault.model import FieldValue
 
 @lru_cache(maxsize=1)
 def _stall_rows() -> tuple[tuple[StallReport, re.Pattern[str]], ...]:
-    return tuple((row, re.compile(row.pattern)) for row in stall_reports() if row.reading == "stall")
+    return tuple((row, re.compile(row.pattern, keep=True)) for row in stall_reports() if row.reading == "stall")
 
 
 @lru_cache(maxsize=1)
 def _dial_rows() -> tuple[tuple[StallReport, re.Pattern[str], re.Pattern[str] | None], ...]:
-    return tuple((row, re.compile(row.pattern), re.compile(row.listen) if row.listen else None)
+    return tuple((row, re.compile(row.pattern, keep=True), re.compile(row.listen, keep=True) if row.listen else None)
                  for row in stall_reports() if row.reading == "wait" and "(?P<addr>" in row.pattern)
 
 

@@ -64,7 +64,7 @@ def _refused_command() -> re.Pattern[str]:
 def _level_headers() -> tuple[tuple[re.Pattern[str], str, tuple[str, ...], tuple[str, ...]], ...]:
     """The loggers' one-letter level headers (catalog/exceptions.yaml `level_headers`): header, error letters, words,
     benign texts."""
-    return tuple((re.compile(r.header), r.error, r.literals, r.benign) for r in level_header_table())
+    return tuple((re.compile(r.header, keep=True), r.error, r.literals, r.benign) for r in level_header_table())
 
 
 def level_header_literals() -> tuple[str, ...]:
