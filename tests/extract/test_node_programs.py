@@ -52,6 +52,8 @@ _PART = {row.program: row.part for row in platform_program_table()}
 ], ids=["logrus", "klog", "echo", "exit"])
 def test_each_programs_own_failure_words_in_each_line_form(row: object, form: str) -> None:
     text = row.text  # type: ignore[attr-defined]
+    if row.code_after is not None:  # type: ignore[attr-defined]
+        text += "step" + row.code_after + "1"  # type: ignore[attr-defined]  # a step's status other than 0
     program = row.program  # type: ignore[attr-defined]
     got = platform_errors(form.format(text=text))
     assert got[:1] == [(program, _PART[program])]

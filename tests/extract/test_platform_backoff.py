@@ -278,6 +278,16 @@ def nvml(line: str) -> list[tuple[object, object]]:
     # https://github.com/NVIDIA/k8s-device-plugin/issues/16: the plugin of 2017 (`Failed to start nvml with error`)
     ("14:25:40 Failed to start nvml with error: could not load NVML library.",
      ("driver", "NVML_ERROR_LIBRARY_NOT_FOUND")),
+    # MLNX_OFED's installer (https://github.com/microsoft/pai/issues/2470; uclasystem/hermit#8; xcat2/xcat-core#4927)
+    ("Error: mlnx-ofed-kernel-modules installation failed!", ("driver", "OFED_INSTALL_FAILED")),
+    ("Failed to install MLNX_OFED_LINUX-4.5-1.0.1.0-ubuntu16.04-x86_64", ("driver", "OFED_INSTALL_FAILED")),
+    ("Failed to build MLNX_OFED_LINUX for 5.14.0-rc5", ("driver", "OFED_INSTALL_FAILED")),
+    ("c910f03c01p10: Error: The current MLNX_OFED_LINUX is intended for rhel7.5alternate",
+     ("driver", "OFED_INSTALL_FAILED")),
+    # Docker's older wording of the driver's device node missing: the path quoted, the errno alone
+    # (PierreBeucher/cloudypad#179)
+    ('Error response from daemon: error gathering device information while adding custom device "/dev/nvidia-uvm": '
+     "no such file or directory", ("driver", "NVIDIA_DEVICE_NODE_MISSING")),
 ])
 def test_the_driver_stacks_own_programs_say_it_is_not_usable(line: str, read: tuple[str, str]) -> None:
     assert nvml(line) == [read]
@@ -306,6 +316,11 @@ def test_modprobe_of_the_drivers_modules_is_the_module_table(line: str, module: 
     "Kernel module compilation complete.",
     # the driver container's word that it found the kernel (the same script)
     "Proceeding with Linux kernel version 6.8.0-44-generic",
+    # MLNX_OFED's installer at work: a package it is installing, and its summary of the packages it will install
+    "Installing mlnx-ofed-kernel-modules-4.5...",
+    "This program will install the MLNX_OFED_LINUX package on your machine.",
+    # one GPU's device node missing is that GPU's, not the driver's control node (the row's texts name no /dev/nvidiaN)
+    'error gathering device information while adding custom device "/dev/nvidia3": no such file or directory',
 ])
 def test_near_misses_of_the_driver_stacks_words(line: str) -> None:
     assert nvml(line) == []
@@ -564,3 +579,34 @@ def test_the_older_plugins_relayed_xid_is_the_xid_too() -> None:
                                        "1526-f93c9ea826a8, the device will go unhealthy."], "application", node="gpu-7")
             if e.kind == "gpu.xid"]
     assert (ev.fields["xid"], ev.fields["via"]) == (69, "nvidia-device-plugin")
+
+
+# ---------------------------------------------------------------- a provisioning program's step status
+
+
+def provision(line: str) -> list[tuple[object, object]]:
+    return [(e.fields.get("program"), e.fields.get("part"))
+            for e in helpers.events([line], "application", node="c01p10") if e.kind == "platform.error"]
+
+
+@pytest.mark.parametrize("line", [
+    # xcat2/xcat-core xCAT/postscripts/xcatdsklspost run_ps, each of its forms (2012, 2018, since), behind updatenode's
+    # node name (xcat2/xcat-core#4927)
+    "c01p10: Postscript: otherpkgs exited with code 1",
+    "c01p10: postscript: mlnxofed_ib_install exited with code 1",
+    "postbootscript end....: confignetwork exited with code 127",
+])
+def test_an_xcat_script_that_failed_is_the_clusters_provisioning(line: str) -> None:
+    assert provision(line) == [("xcat", "provision")]
+
+
+@pytest.mark.parametrize("line", [
+    # a script that worked, the runner's start of one, and its status cut off
+    "c01p10: postscript: syslog exited with code 0",
+    "postscript end....: remoteshell exited with code 0",
+    "c01p10: Mon Mar 12 23:03:04 EDT 2018 Running postscript: mlnxofed_ib_install",
+    "postscript start..: mlnxofed_ib_install",
+    "c01p10: postscript: mlnxofed_ib_install exited with code",
+])
+def test_near_misses_of_xcats_script_status(line: str) -> None:
+    assert provision(line) == []

@@ -70,6 +70,8 @@ _WORDS = [w for w in platform_words() if w.program in _PROVISION]
 ], ids=["setup-log", "clustermgtd", "json", "alone"])
 def test_each_provisioning_programs_own_failure_words_in_each_line_form(row: object, form: str) -> None:
     text = row.text  # type: ignore[attr-defined]
+    if row.code_after is not None:  # type: ignore[attr-defined]
+        text += "step" + row.code_after + "1"  # type: ignore[attr-defined]  # a step's status other than 0
     assert provision([form.format(text=text)]) == [row.program]  # type: ignore[attr-defined]
 
 

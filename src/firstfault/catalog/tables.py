@@ -2333,6 +2333,9 @@ class PlatformWord(_Row, kw_only=True, frozen=True):
 
     text: Annotated[str, Meta(min_length=8)]  # a prefilter literal, case as printed
     program: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]*$")]  # a row of platform_programs
+    # the words after `text` that a step's exit status follows (xCAT's `postscript: X exited with code 1`): the row is
+    # the program's failure only where that status is a number other than 0
+    code_after: Annotated[str, Meta(min_length=4)] | None = None
     printed_by: Annotated[str, Meta(min_length=8)]
 
 

@@ -320,6 +320,16 @@ class BackOffExtractor:
             yield Draft(kind="k8s.backoff", fields=fields, host=host)
 
 
+def _failed_step(line: str, start: int, words: str) -> bool:
+    """The exit status printed after `words` (from `start` on) is a number other than 0: a step that failed."""
+    at = line.find(words, start)
+    if at < 0:
+        return False
+    tail = line[at + len(words):].lstrip()
+    n = len(tail) - len(tail.lstrip("0123456789"))
+    return 0 < n <= 6 and int(tail[:n]) != 0
+
+
 class PlatformWordsExtractor:
     """A platform program's own words that it failed at its job on the node (catalog/platform.yaml `platform_words`:
     the device plugin unable to register with the kubelet), as `platform.error` with the program's `part`."""
@@ -334,7 +344,7 @@ class PlatformWordsExtractor:
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         for row in platform_words():
             at = line.find(row.text)
-            if at < 0:
+            if at < 0 or (row.code_after is not None and not _failed_step(line, at + len(row.text), row.code_after)):
                 continue
             part = next(p.part for p in platform_program_table() if p.program == row.program)
             message = line[at:].strip()
