@@ -652,6 +652,13 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     "unk-gpu-operator-rke2-rhel8-cuda-validator-init-crashloop-fabricmanager-advice-disputed-error-persists-545",
     "unk-returnn-train-proc-manager-restart-after-bus-error-crashed-proc-still-holds-gpu-memory-oom-1649",
     "unk-torchelastic-jean-zay-node-crashed-agent-keepalive-heartbeat-rendezvousconnectionerror-hung-8h-76287",
+    # b178 and b183 (first runs at 2907951a; misses-b177-b184.md). CUDA's 802 `system not ready` at cuInit read as the
+    # node's driver stack (CUDA's documented meaning: a daemon such as Fabric Manager not running; b82's settled ollama
+    # thread reads it so) where the thread stayed open and the poster saw it on A10 and A40 nodes too; GCE's own
+    # `Instance failed to start due to preemption.` read as a preemption (Cromwell, scylla and packer read it so) where
+    # the dstack thread was not sure the preemption line was related to the failed provisioning.
+    "unk-alphafold-a10-a40-a100-cluster-cuinit-system-not-ready-falls-back-to-cpu-open-749",
+    "unk-dstack-gcp-a2-highgpu-provision-failed-stockout-and-preemption-lines-521",
 })
 # The false alarms of today, each named. b45's FauxPilot bundle holds, line for line, what b36's BEVDet bundle holds
 # (an NGC container's `WARNING: Detected NVIDIA ... GPU, which is not yet supported in this version of the container`
