@@ -199,9 +199,9 @@ WILD = Path(__file__).parent / "wild"
 # recurring families (the shell's own errors) moved them to 87 / 83 and the older 2,696 by 4 / 4: 1,978 / 1,907 of
 # 2,830. b177-b184 (71 bundles in eight batches, built at the next stop's start; b181-b184 held out from the passes
 # built on b177-b180) first ran at 36 / 33 (2 false definitives; tests/wild/_batches/misses-b177-b184.md); the stop's
-# passes (accelerator OOM statuses in both spellings, a heading's indented fields, vLLM's and Dask's own words, MLNX_OFED's
-# installer and xCAT's postscripts, GCE's preemption at start and live-migration refusal, a Go record's error field)
-# moved them to 43 / 42 and the older 2,830 by none: 2,021 / 1,949 of 2,901.
+# passes (accelerator OOM statuses in both spellings, a heading's indented fields, vLLM's and Dask's own words,
+# MLNX_OFED's installer and xCAT's postscripts, GCE's preemption at start and live-migration refusal, a Go record's
+# error field) moved them to 43 / 42 and the older 2,830 by none: 2,021 / 1,949 of 2,901.
 MIN_DOMAIN = 0.696
 MIN_CATEGORY = 0.671
 # The false definitive verdicts of today, each named: unk-slurm-cn125-segfault-flaky-node, disputed (see its
