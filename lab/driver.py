@@ -736,16 +736,11 @@ def run_local(fault: Fault, out: Path) -> RunResult:
         else:
             rcs = [p.wait(max(1.0, deadline - time.monotonic())) for p in procs]
     finally:
-        for p in procs:  # what a launcher left behind (a Ray daemon, an orphaned rank) goes with it
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
+        _end_groups(procs)  # what a launcher left behind (a Ray daemon, an orphaned rank) goes with it
     t1 = time.time()
     rc = next((c for c in rcs if c != 0), 0)
-    if fault.train_fault in ("hang", "sigkill_external") and not all(
-            (work / f"marker-rank{r}").exists() for r in fault.ranks.split(",")):
-        # seen on a loaded machine: Ray's node timed out during start-up, before any rank ran a step
-        raise NotFired(f"the fault never fired: no marker of ranks {fault.ranks} (exit {rcs})")
+    # seen on a loaded machine: Ray's node timed out during start-up, before any rank ran a step
+    _fired_or_raise(fault, work, "ranks", rcs)
     if fault.mode == "mpirun" and _help_lost(bundle / str(LOCAL_LOGS["mpirun"]).format(node=host)):
         raise HelpLost("mpirun lost its ranks' help messages (ORTE_ERROR_LOG in show_help.c, no message left)")
     logs = LOCAL_LOGS[fault.mode]
@@ -1075,6 +1070,21 @@ def _tf_wait(procs: list[subprocess.Popen[bytes]], timeout: float) -> tuple[list
     raise subprocess.TimeoutExpired("tf workers", timeout)
 
 
+
+def _end_groups(procs: list[subprocess.Popen[bytes]]) -> None:
+    """Kill each launched process's group (what it left behind goes with it) and reap the process."""
+    for p in procs:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+
+
+def _fired_or_raise(fault: Fault, work: Path, who: str, rcs: list[int]) -> None:
+    """A hang or an outside kill fired only where every rank it names left its marker (a step ran): else NotFired."""
+    if fault.train_fault in ("hang", "sigkill_external") and not all(
+            (work / f"marker-rank{r}").exists() for r in fault.ranks.split(",")):
+        raise NotFired(f"the fault never fired: no marker of {who} {fault.ranks} (exit {rcs})")
+
 def run_tf(fault: Fault, out: Path) -> RunResult:
     """A TensorFlow multi-worker job on this host: one `python lab/tf_job.py` per worker, each with its TF_CONFIG
     (3 workers on 127.0.0.1 ports) and its own log, nodes/<host>/tf-worker<r>.log. `occupy_port`: a leftover process
@@ -1109,15 +1119,10 @@ def run_tf(fault: Fault, out: Path) -> RunResult:
     finally:
         if holder is not None:
             holder.close()
-        for p in procs:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
+        _end_groups(procs)
     t1 = time.time()
     rc = next((c for c in rcs if c != 0), 0)
-    if fault.train_fault in ("hang", "sigkill_external") and not all(
-            (work / f"marker-rank{r}").exists() for r in fault.ranks.split(",")):
-        raise NotFired(f"the fault never fired: no marker of workers {fault.ranks} (exit {rcs})")
+    _fired_or_raise(fault, work, "workers", rcs)
     workload = _static_workload(fault, host, t0, t1, rc, [{"kind": "application", "path": LOCAL_LOGS["tf"]}])
     _write_yaml(bundle / "workload.yaml", workload)
     shutil.rmtree(work, ignore_errors=True)

@@ -588,6 +588,13 @@ def _generic(ev: Event) -> bool:
     return cls in generic_classes() and says_little(ev.kind, ev.fields)
 
 
+def _stream_order(events: list[Event]) -> list[int]:
+    """The events' indices stream by stream (a file, then its ranks, a rank-less stream last), each stream in line
+    order: how _fallout and _logged_causes walk a stream's events, each after the one before it."""
+    return sorted(range(len(events)), key=lambda i: (events[i].evidence.file or "", events[i].rank is None,
+                                                      events[i].rank or 0, events[i].evidence.line or 0))
+
+
 def _fallout(events: list[Event]) -> list[Event]:
     """An exception whose class and message name no cause of their own (_generic: `what(): HTTP request failed.`, a
     fatal record's `Non-OK-status: Stop() status: UNIMPLEMENTED: Clean shutdown is not currently implemented`) that
@@ -599,8 +606,7 @@ def _fallout(events: list[Event]) -> list[Event]:
     stays what it is; so does one whose class or message names a kind of its own (a CUDA OOM, an errno on a file)."""
     if not any(ev.kind in _FAILURE_KINDS for ev in events) or not any(_generic(ev) for ev in events):
         return events  # (only a generic exception changes: the streams are not sorted where none is)
-    order = sorted(range(len(events)), key=lambda i: (events[i].evidence.file or "", events[i].rank is None,
-                                                       events[i].rank or 0, events[i].evidence.line or 0))
+    order = _stream_order(events)
     last: dict[tuple[str | None, int | None], tuple[Event, str]] = {}  # a stream's last event, and its failure kind
     out = list(events)
     for i in order:
@@ -637,8 +643,7 @@ def _logged_causes(events: list[Event]) -> list[Event]:
     says little or is a symptom (that is _fallout's)."""
     if not any(ev.fields.get("terminal") is True for ev in events) or not any(_generic(ev) for ev in events):
         return events
-    order = sorted(range(len(events)), key=lambda i: (events[i].evidence.file or "", events[i].rank is None,
-                                                       events[i].rank or 0, events[i].evidence.line or 0))
+    order = _stream_order(events)
     last: dict[tuple[str | None, int | None], Event] = {}
     out = list(events)
     for i in order:
