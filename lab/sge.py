@@ -269,18 +269,9 @@ def start(base: Path) -> SgeCluster:
         c.run("qconf", "-ah", host, check=False)  # the qmaster's host is an admin host already
         c.qconf_file("-Ae", "exechost", EXEC_HOST.format(host=host))
         c.qconf_file("-Ap", "pe", PE)
-        template = c.run("qconf", "-sq").stdout
-        lines = []
-        for line in template.replace("\\\n", " ").splitlines():
-            key = line.split(" ", 1)[0]
-            lines.append(f"{key} {QUEUE[key].format(host=host)}" if key in QUEUE else line)
-        c.qconf_file("-Aq", "queue", "\n".join(lines) + "\n")
-        sched = c.run("qconf", "-ssconf").stdout
-        lines = []
-        for line in sched.replace("\\\n", " ").splitlines():
-            key = line.split(" ", 1)[0]
-            lines.append(f"{key} {SCHED[key]}" if key in SCHED else line)
-        c.qconf_file("-Msconf", "sconf", "\n".join(lines) + "\n")
+        queue = {key: value.format(host=host) for key, value in QUEUE.items()}
+        c.qconf_file("-Aq", "queue", _overridden(c.run("qconf", "-sq").stdout, queue))
+        c.qconf_file("-Msconf", "sconf", _overridden(c.run("qconf", "-ssconf").stdout, SCHED))
         c.run("/usr/sbin/sge_execd")
         _wait(lambda: _queue_up(c), 60, "execd did not report to the qmaster")
     except BaseException:
@@ -289,6 +280,16 @@ def start(base: Path) -> SgeCluster:
     c.startup_seconds = time.monotonic() - t0
     return c
 
+
+
+def _overridden(dump: str, values: dict[str, str]) -> str:
+    """A `qconf -s...` dump (continuation lines joined) with the keys of `values` given those values, for `qconf -A...`
+    / `-M...` to read back."""
+    lines = []
+    for line in dump.replace("\\\n", " ").splitlines():
+        key = line.split(" ", 1)[0]
+        lines.append(f"{key} {values[key]}" if key in values else line)
+    return "\n".join(lines) + "\n"
 
 def _queue_up(c: SgeCluster) -> bool:
     """The execd reported its load: the queue instance is not in state `u` (unknown)."""
