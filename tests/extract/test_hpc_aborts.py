@@ -137,6 +137,31 @@ def test_host_allocations_and_copies_are_no_device_oom(line: str) -> None:
     assert "app.cuda_oom" not in kinds([line])
 
 
+# ---------------------------------------------------------------- a GPU math library's call that failed, no status
+
+@pytest.mark.parametrize("line", [
+    # as posted (fspiga/qe-gpu#13): QE-GPU's check of a cuSOLVER call
+    " zhegvdx_gpu error: cusolverDnZpotrf failed!",
+    # as posted (yambo-code/yambo#76): Yambo's linear-algebra driver
+    "[ERROR] LINEAR ALGEBRA driver [SERIAL_lin_system_gpu]cusolverDnCgetrs failed",
+    # filled in: a rocSOLVER call in a HIP port's own check, cuFFT's plan
+    "rocsolver_zpotrf() failed",
+    "cufftPlanMany failed.",
+])
+def test_a_math_library_call_a_code_says_failed_is_its_own_exception(line: str) -> None:
+    assert kinds([line]) == ["app.exception"]
+
+
+@pytest.mark.parametrize("line", [
+    # filled in: a note that the code goes on, and a routine name that is no library's API (QMCPACK's own wrapper,
+    # lowercase after the prefix)
+    "cusolverDnZpotrf failed, retrying on the host",
+    "cublas_inverse failed on walker 0",
+])
+def test_other_words_about_a_math_library_call_are_not_this_row(line: str) -> None:
+    assert "app.exception" not in kinds([line])
+
+
 # ---------------------------------------------------------------- HPE Slingshot's CXI provider (libfabric prov/cxi)
 
 # as posted (E3SM-Project/E3SM#5057, Perlmutter, HPE's release of 2022)

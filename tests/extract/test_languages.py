@@ -466,6 +466,29 @@ def test_julias_deepest_cause_decides(tmp_path: Path, text: str) -> None:
     assert cause(verdict(tmp_path, text)) == ("storage.filesystem", ["node-a"])
 
 
+@pytest.mark.parametrize(("text", "sig"), [
+    # JuliaParallel/MPI.jl#370 (openucx/ucx#5061: "ReadOnlyMemoryError is Julia's report of a SIGSEGV")
+    ("ERROR: LoadError: ReadOnlyMemoryError()\nStacktrace:\n [1] Isend(::MPI.Buffer{CuArray{Float64,1,Nothing}}, "
+     "::Int64, ::Int64, ::MPI.Comm) at /src/MPI.jl/src/pointtopoint.jl:230\n", "SIGSEGV"),
+    # written here in Julia's form: the SIGINT its handler throws into the task
+    ("ERROR: LoadError: InterruptException:\nStacktrace:\n [1] poptask(W::Base.InvasiveLinkedListSynchronized)\n",
+     "SIGINT"),
+])
+def test_a_julia_class_its_runtime_throws_for_a_signal_is_that_signal(tmp_path: Path, text: str, sig: str) -> None:
+    drafts = [d for d in helpers.scan(ALL, text.splitlines(), "application") if d.kind == "process.signal"]
+    assert [d.fields["signal"] for d in drafts] == [sig]
+    if sig == "SIGSEGV":
+        assert cause(verdict(tmp_path, text)) == ("app.crash", ["node-a"])
+
+
+def test_a_julia_error_of_another_class_is_no_signal(tmp_path: Path) -> None:
+    """Near miss: Julia's own heap exhausted (OutOfMemoryError) and a bounds error are the workload's exceptions."""
+    for text in ("ERROR: OutOfMemoryError()\n", "ERROR: LoadError: BoundsError: attempt to access 2-element "
+                 "Vector{Int64} at index [3]\n"):
+        assert "process.signal" not in kinds(text.splitlines())
+    assert cause(verdict(tmp_path, "ERROR: OutOfMemoryError()\n")) == ("app.exception", ["node-a"])
+
+
 def test_a_julia_error_line_needs_a_class() -> None:
     # a tool's plain `ERROR: ` line (written here) names no class: no Julia error
     assert tb.foreign_exception("ERROR: could not download dataset, check the URL") is None

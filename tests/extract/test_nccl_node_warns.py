@@ -56,6 +56,9 @@ SETUP_LINES: list[tuple[str, str]] = [
     # ones they were made for), its host made node-02: src/misc/argcheck.cc's check of the root, read by the file
     ("invalid_argument", "node-02:248281:248306 [1] misc/argcheck.cc:39 NCCL WARN Recv : invalid root 0 (root should "
                          "be in the 0..0 range)"),
+    # format: src/misc/argcheck.cc PtrCheck (`%s : %s argument is NULL`, through CommCheck), a WARN header without its
+    # file (releases that print none), as cuSolverMp's mp_sygvd sample met it (deepmodeling/abacus-develop#7657)
+    ("invalid_argument", "node-02:1234:1300 [2] NCCL WARN CommUserRank : comm argument is NULL"),
     # format: src/transport/nvls.cc ncclNvlsInit (NCCL_NVLS_ENABLE=1 with two ranks on one GPU), v2.30.7's header
     ("duplicate_gpu", "node-02:1234:1300 [2] transport/nvls.cc:254 (ncclNvlsInit) NCCL WARN NCCL_NVLS_ENABLE has been "
                       "set to \"1\" and communicator has multiple ranks using the same NVML device. This is not "
@@ -390,6 +393,8 @@ def test_a_fallback_warn_is_no_event(name: str, line: str) -> None:
     # (format: src/tuner/nccl_ofi_tuner.cpp nccl_ofi_tuner_init_v2)
     "node-02:1234:1300 [2] NCCL INFO NET/OFI The tuner plugin can not be loaded when explicitly choosing an algorithm "
     "or protocol with NCCL_ALGO/NCCL_PROTO. Defaulting to internal tuner.",
+    # a program's own check in PtrCheck's words, with no NCCL header (synthetic): not NCCL's refusal
+    "ValueError: buffer argument is NULL",
     # a program's own lookup in its own words, with no NCCL header (synthetic)
     "KeyError: Could not find GPU with id 3 in the inventory",
     # NCCL's INFO line of the result the argument check returned, passed up the stack (NVIDIA/nccl#963): the file
@@ -413,8 +418,8 @@ def test_a_fallback_warn_is_no_event(name: str, line: str) -> None:
     # environment variable to %s`): nothing refused
     "node-02:1234:1300 [2] NCCL INFO NET/OFI Setting OFI_NCCL_EAGER_MAX_SIZE environment variable to 8192",
 ], ids=["graph-file-info", "reverse-path-info", "pattern-info", "network-not-nccl", "tuner-info-fallback",
-        "lookup-not-nccl", "result-info-line", "other-file-warn", "comm-id-info", "xml-not-nccl", "nic-advice-prose",
-        "ofi-setting-stderr", "ofi-setting-info"])
+        "null-not-nccl", "lookup-not-nccl", "result-info-line", "other-file-warn", "comm-id-info", "xml-not-nccl",
+        "nic-advice-prose", "ofi-setting-stderr", "ofi-setting-info"])
 def test_near_misses_are_no_setup(line: str) -> None:
     assert not any(d.fields.get("setup") for d in helpers.scan(ERROR, [line], "application"))
 

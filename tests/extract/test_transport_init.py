@@ -67,6 +67,27 @@ def test_ucx_finding_nothing_while_mpi_went_on_without_it_is_no_setup(make_bundl
     assert _setup([UCX_NONE, *["step"] * 60, OMPI_NO_WORKER]) == []
 
 
+# format: openucx/ucx src/uct/ib/rc/base/rc_iface.c (`ibv_create_srq() failed: %m`), its header lost to a CI log
+# viewer's gutter pasted with it (`  | `), UCX's source file and word left
+UCX_SRQ_GUTTER = "  | [1649301077.318567] [hpc-23-16:55776:0]       rc_iface.c:499  UCX  ERROR ibv_create_srq() " \
+                 "failed: Invalid argument"
+
+
+def test_a_ucx_device_call_whose_header_a_paste_lost_is_held_as_ucxs() -> None:
+    """UCX's failed verbs call known by its word and source file is held until the layer above says it could not start,
+    as with its header: alone (MPICH's own init failure after it is no such word), nothing."""
+    assert _setup([UCX_SRQ_GUTTER, "Abort(339332879) on node 0 (rank 0 in comm 0): Fatal error in "
+                   "internal_Init_thread: Other MPI error, error stack:"]) == []
+    assert _setup([UCX_SRQ_GUTTER, OMPI_NO_WORKER]) == [("nccl.error", "verbs", None)]
+
+
+def test_a_verbs_call_of_a_program_that_is_not_ucx_is_read_at_once() -> None:
+    """Near miss: a verbs user's own line, no UCX word nor source file (written here), is its set-up by its errno
+    without waiting for a layer above."""
+    assert _setup(["ibv_reg_mr(addr=0x7f, len=1048576) failed: Cannot allocate memory"]) == [
+        ("nccl.error", "verbs", None)]
+
+
 def test_the_words_outside_ucxs_own_line_are_no_status() -> None:
     """Near miss: a person's words, no UCX header nor source file (synthetic)."""
     assert _setup(["why do I get no usable transports/devices here?", *MPI_INIT_FAILED]) == []

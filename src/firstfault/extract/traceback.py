@@ -442,6 +442,8 @@ class Language:
     # where the signal is named only on the line after (`signal_line`)
     signals: tuple[tuple[str, str], ...] = ()
     signal_line: re.Pattern[str] | None = None  # the line naming the signal after the error's (group `sig`)
+    # classes its runtime throws for a signal it caught (a language that names a class) -> the signal
+    signal_classes: tuple[tuple[str, str], ...] = ()
     frame: re.Pattern[str] | None = None  # a line of its stack (claimed: part of the record, never unrecognized)
     # the chain of causes after the error's line; where set, the error's line alone is no record of the language
     # (`Error: x` is any tool's words): only the line with its chain is (`report_line`, `chain_opens`, `chain_item`)
@@ -501,8 +503,12 @@ LANGUAGES: Final[tuple[Language, ...]] = (
              "amrex::Abort", ("amrex::Error::", "amrex::Abort::"), tail="!!!"),
     Language("quda", re.compile(r"^(?:[^\n]{0,120}?: )?ERROR: (?P<msg>\S.*) \(rank \d{1,9}, host [^\s,()]{1,255}, "
                                 r"[^\s:()]{1,255}:\d{1,9} in [^\s()]{1,300}\(\)\)\s*$"), "errorQuda", (", host ",)),
+    # Julia's signal handlers (src/signals-unix.c) throw into the running task: a SIGSEGV on a write to a mapped page
+    # as ReadOnlyMemoryError (`segv_handler`, is_write_fault: jl_readonlymemory_exception; "Julia's report of a
+    # SIGSEGV", openucx/ucx#5061), a SIGINT as InterruptException (jl_interrupt_exception)
     Language("julia", re.compile(r"^\s*ERROR: (?:LoadError: |On worker \d+:\s*){0,4}" + _JULIA_CLASS
-                                 + r"(?:\((?P<args>.*)\))?(?::[ \t]?(?P<msg>.*))?$"), "", ("Error", "Exception")),
+                                 + r"(?:\((?P<args>.*)\))?(?::[ \t]?(?P<msg>.*))?$"), "", ("Error", "Exception"),
+             signal_classes=(("ReadOnlyMemoryError", "SIGSEGV"), ("InterruptException", "SIGINT"))),
 )
 # JavaScript on Node.js: V8 prints an Error as its `name: message` line and then its stack, one frame a line, `    at
 # <function> (<file>:<line>:<column>)`, `    at <file>:<line>:<column>` for an anonymous one, `node:<module>` for
@@ -555,6 +561,7 @@ LANGUAGE_LITERALS: Final = (*dict.fromkeys(w for lang in LANGUAGES for w in lang
                             *SIGNAL_LINE_LITERALS, *FRAME_LITERALS)
 PANIC_LITERALS: Final = LANGUAGES[0].literals  # Rust's (kept for the readers that name it)
 _SIGNAL_MESSAGES: Final = {(lang.cls, msg): sig for lang in LANGUAGES for msg, sig in lang.signals}
+_SIGNAL_CLASSES: Final = {cls: sig for lang in LANGUAGES for cls, sig in lang.signal_classes}
 
 
 def signal_named_after(exc: Exc) -> bool:
@@ -1781,6 +1788,8 @@ def _signal(exc: Exc) -> Draft | None:
                 sig = m3.group("sig")
     if sig is None:
         sig = _SIGNAL_MESSAGES.get((exc.qual, exc.msg)) or None  # another runtime's fault-signal error (Go's nil)
+    if sig is None:
+        sig = _SIGNAL_CLASSES.get(exc.cls)  # ... or the class its runtime throws for a signal (Julia's)
     if sig is None:
         return None
     return Draft("process.signal", {"signal": sig, "by": by_whom(sig, reporter), "detail": detail})

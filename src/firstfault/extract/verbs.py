@@ -494,7 +494,10 @@ class VerbsCompletionExtractor:
             ctx.claimed = True  # held until the layer above says it could not start
             ctx.state[_K_UCX_HELD] = (ctx.lineno, opened)
             return
-        local = local_status("ucx", body) if ucx or _UCX_WORD.search(body) else None
+        # UCX's line by its header, or, where a paste lost the header (a CI viewer's gutter before it), by UCX's word
+        # or source file: its device reports are held alike either way
+        said_ucx = ucx or _UCX_WORD.search(body) is not None
+        local = local_status("ucx", body) if said_ucx else None
         if local is not None:
             # ucp_init() found nothing of what UCX_TLS / UCX_NET_DEVICES asked: held like a device's failed call,
             # the layer above may go on without UCX
@@ -506,7 +509,7 @@ class VerbsCompletionExtractor:
         fields = read_completion(body, ucx)
         if fields is None:
             for d in self._call(body, p.rank, host):
-                if ucx:
+                if said_ucx:
                     ctx.claimed = True  # understood: held until the layer above says it could not start
                     ctx.state[_K_UCX_HELD] = (ctx.lineno, d)
                 else:
