@@ -1,17 +1,18 @@
 """A checkpoint/restore tool that refused (extract/checkpoint.py): CRIU's `Error (FILE:LINE): MESSAGE` records (the
 `criu` level header, catalog/exceptions.yaml), each message read for its errno and words (traceback.words_cause), a
-crash signal of a task it restored, and the tool's own words (catalog/exceptions.yaml `checkpoint_messages`);
-`Dumping FAILED.` / `Restoring FAILED.` as the tool's end (catalog/ends.yaml); cuda-checkpoint's `Insufficient
-driver`. A warning record, a caller's `failed with -1`, and CRIU's timeout while the CUDA plugin locks a task are no
-cause.
+crash signal of a task it restored, and the tool's own words (catalog/exceptions.yaml `checkpoint_messages`); `Dumping
+FAILED.` / `Restoring FAILED.` as the tool's end (catalog/ends.yaml); cuda-checkpoint's `Insufficient driver` and its
+quoted `operation not permitted`. A warning record, a caller's `failed with -1`, and CRIU's timeout while the CUDA
+plugin locks a task are no cause.
 
 Lines: checkpoint-restore/criu#2547 (the CUDA plugin's checkpoint action past CRIU's timeout), #2470 and
 NVIDIA/cuda-checkpoint#26 (the lock's timeout), checkpoint-restore/criu#2515 (a device mapping no plugin took),
 NVIDIA/nvcf#465 (nvsnap: a descriptor on /dev/gdrdrv), NVIDIA/cuda-checkpoint#6 (a restored task's segfault),
 ai-dynamo/snapshot#310 (a mount the restore pod lacked, copied without CRIU's headers), NVIDIA/cuda-checkpoint#22
-(`Insufficient driver`). The near misses (a warning record, the same words with no header or in prose, a signal that
-is no crash, a `CHECKPOINT_DEVICES failed` with no timeout before it, a stale NFS handle under a mount point) are ours,
-in CRIU's formats as include/criu-log.h prints them.
+(`Insufficient driver`), #25 (`operation not permitted`), checkpoint-restore/criu#2980 (a /dev/shm semaphore the
+restored container lacked, each task's pid in the record). The near misses (a warning record, the same words with no
+header or in prose, a signal that is no crash, a `CHECKPOINT_DEVICES failed` with no timeout before it, a stale NFS
+handle under a mount point) are ours, in CRIU's formats as include/criu-log.h prints them.
 """
 
 from __future__ import annotations
@@ -66,6 +67,18 @@ RESTORE_SEGV = [
 ]
 # ai-dynamo/snapshot#310's restore.log, as posted (no headers)
 MOUNT = ["Can't stat mountpoint .../cache/vllm: No such file or directory", "Restoring FAILED"]
+# checkpoint-restore/criu#2980's restore log (each forked task's pid after CRIU's time, criu/log.c log_init_by_pid):
+# a semaphore the task held in the container's /dev/shm that the restored container's fresh tmpfs lacks
+SHM_GHOST = [
+    "(00.066977)    271: 13199: Link dev/shm/link_remap.383 -> dev/shm/sem.UX3r91",
+    "(00.066989)    271: Warn  (criu/files-reg.c:1881): Can't link dev/shm/link_remap.383 -> dev/shm/sem.UX3r91",
+    "(00.067001)    271: Error (criu/files-reg.c:2258): Can't link dev/shm/link_remap.383 -> dev/shm/sem.UX3r91: No "
+    "such file or directory",
+    "(00.067005)    271: Error (criu/mem.c:1467): `- Can't open vma",
+    "(00.069099) Error (criu/cr-restore.c:2324): Restoring FAILED.",
+]
+# NVIDIA/cuda-checkpoint#25: the driver's checkpoint API refused (persistence mode off)
+TOGGLE_EPERM = ['Error toggling CUDA in process ID 98145: "operation not permitted"']
 
 
 def test_criu_error_records_are_a_level_header() -> None:
@@ -73,6 +86,8 @@ def test_criu_error_records_are_a_level_header() -> None:
     assert error_header("Error (cuda_plugin.c:396): cuda_plugin: CHECKPOINT_DEVICES failed with")
     # the restorer's own record (criu/pie), as a restore.log carries it
     assert error_header("pie: 34661: Error (criu/pie/restorer.c:317): Unable to drop capability 0: -1")
+    # a task's own record on restore, its pid after the time
+    assert error_header("(00.067832)      1: Error (criu/cr-restore.c:1258): 271 exited, status=1")
     # a warning record (pr_warn, two spaces), and a position that is no C source, are none
     assert not error_header("Warn  (criu/cr-dump.c:1297): Can't get parasite's core, skipping")
     assert not error_header("Error (train.py:12): loss diverged")
@@ -85,6 +100,8 @@ def test_criu_error_records_are_a_level_header() -> None:
     (RESTORE_SEGV, "process.signal", {"signal": "SIGSEGV", "by": "self"}),
     (MOUNT, "app.exception", {"setup": True, "tool": "criu"}),
     (["Insufficient driver"], "app.cuda_error", {"error": "driver", "tool": "cuda-checkpoint"}),
+    (SHM_GHOST, "container.error", {"error": "node", "runtime": "criu"}),
+    (TOGGLE_EPERM, "app.cuda_error", {"error": "driver", "tool": "cuda-checkpoint"}),
 ])
 def test_the_first_error_that_names_a_cause(lines: list[str], kind: str, fields: dict[str, object]) -> None:
     drafts = scan(EX, lines, "application")
@@ -102,6 +119,9 @@ def test_the_first_error_that_names_a_cause(lines: list[str], kind: str, fields:
     ["Driver check: Insufficient driver memory reported by the plugin"],  # not the tool's whole answer
     ["Error (criu/cr-dump.c:1570): Collect mappings (pid: 78925) 78925's map 200200000 failed with -1"],
     ["pie: 34661: Error (criu/pie/restorer.c:317): Unable to drop capability 0: -1"],  # no table's words
+    SHM_GHOST[1:2],  # the same words as a warning: CRIU goes on
+    ['Error toggling CUDA in process ID 98145: "out of memory"'],  # another quoted error: no row of the tool's
+    ['cudaMemcpy failed: "operation not permitted"'],  # the words, not cuda-checkpoint's answer
 ])
 def test_no_cause(lines: list[str]) -> None:
     assert scan(EX, lines, "application") == []
@@ -132,6 +152,8 @@ def test_the_tool_s_end() -> None:
     (RESTORE_SEGV, "app.crash"),
     (MOUNT, "app.exception.setup"),
     (["Insufficient driver"], "node.driver"),
+    (SHM_GHOST, "node.container"),
+    (TOGGLE_EPERM, "node.driver"),
     (LOCK_TIMEOUT, None),
 ])
 def test_the_verdict(make_bundle: BundleMaker, lines: list[str], category: str | None) -> None:

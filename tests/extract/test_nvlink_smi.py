@@ -190,3 +190,33 @@ def test_every_link_inactive_on_a_gpu_of_an_nvlink_fabric(model: str) -> None:
 ])
 def test_near_miss_every_link_inactive_on_a_gpu_without_an_nvlink_fabric(lines: list[str]) -> None:
     assert read(lines) == []
+
+
+# nvidia-smi -q's `vGPU Software Licensed Product` block on a vGPU guest (NVIDIA/gpu-operator#220's OKD VM, as posted;
+# the layout NVIDIA's Virtual GPU Client Licensing User Guide shows): a vGPU without its licence is the node's driver
+# stack (catalog/accel.yaml `nvidia_smi_query`, class driver)
+_VGPU = ["    vGPU Software Licensed Product",
+         "        Product Name                      : NVIDIA Virtual Compute Server"]
+
+
+@pytest.mark.parametrize("status", ["Unlicensed", "Unlicensed (Restricted)"])
+def test_a_vgpu_without_its_licence(status: str) -> None:
+    lines = [*_VGPU, f"        License Status                    : {status}"]
+    assert read(lines) == [("driver", "vgpu_unlicensed", None)]
+
+
+@pytest.mark.parametrize("lines", [
+    [*_VGPU, "        License Status                    : Licensed (Expiry: 2025-6-18 16:49:9 GMT)"],
+    # the grace period: full performance, no fault yet
+    [*_VGPU, "        License Status                    : Unlicensed (Unrestricted)"],
+    # the words outside the block
+    ["License Status : Unlicensed"],
+])
+def test_near_miss_a_vgpu_licence_that_names_no_fault(lines: list[str]) -> None:
+    assert read(lines) == []
+
+
+def test_an_unlicensed_vgpu_is_the_nodes_driver(make_bundle: BundleMaker) -> None:
+    lines = [*_VGPU, "        License Status                    : Unlicensed"]
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": "\n".join(lines) + "\n"}, name="vgpu")))
+    assert v.root_cause is not None and v.root_cause.category == "node.driver"

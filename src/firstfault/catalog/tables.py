@@ -641,7 +641,7 @@ class SmiQueryRow(_Row, frozen=True):
     (catalog/accel.yaml `nvidia_smi_query`)."""
 
     section: Literal["ECC Errors", "Retired Pages", "Remapped Rows", "Fabric", "Clocks Event Reasons",
-                     "Clocks Throttle Reasons"]
+                     "Clocks Throttle Reasons", "vGPU Software Licensed Product"]
     key: Annotated[str, Meta(min_length=4)]  # the line's key, or the start of it
     when: Literal["yes", "nonzero", "equals"]
     accel_class: AccelClass = records.field(name="class")
@@ -1914,18 +1914,21 @@ class CheckpointMessageInfo(_Row, kw_only=True, frozen=True):
     """What a checkpoint/restore tool's error says in its own words (catalog/exceptions.yaml `checkpoint_messages`)."""
 
     printer: Literal["criu", "cuda-checkpoint"]
-    text: Annotated[str, Meta(min_length=12)]  # words the message holds
-    reading: Literal["setup", "driver"]
+    text: Annotated[str, Meta(min_length=11)]  # words the message holds (CRIU's `Can't link `, 11)
+    reading: Literal["setup", "driver", "node"]
     after: tuple[Annotated[str, Meta(min_length=6)], ...] = ()  # words an earlier error of the stream holds
     bare: bool = False  # read without CRIU's header too
     whole: bool = False  # the words are the whole line
+    quoted: bool = False  # the words are the whole quoted error of cuda-checkpoint's `Error ... in process ID N: "..."`
     source: Annotated[str, Meta(min_length=8)]
 
     def __post_init__(self) -> None:
         if self.text != self.text.strip() and not self.text.endswith(" "):
             raise ValueError("`text` starts with no space")
-        if self.whole and self.after:
-            raise ValueError("a `whole` line is a tool's one answer: no `after`")
+        if (self.whole or self.quoted) and self.after:
+            raise ValueError("a `whole` or `quoted` line is a tool's one answer: no `after`")
+        if self.quoted and self.printer != "cuda-checkpoint":
+            raise ValueError("`quoted` is cuda-checkpoint's answer")
 
 
 class WindowsErrorInfo(_Row, frozen=True):

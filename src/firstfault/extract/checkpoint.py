@@ -1,14 +1,15 @@
 """What a checkpoint/restore tool says when it refuses: CRIU's error records and cuda-checkpoint's answers.
 
-CRIU (and its CUDA plugin) logs an error as `Error (FILE:LINE): MESSAGE` (catalog/exceptions.yaml level_headers
-`criu`): the check that failed first, then each caller's `... failed with -1`, then `Dumping FAILED.` /
-`Restoring FAILED.` (the tool's end: catalog/ends.yaml, extract/runend.py). The message of each error record is read
-the way any error line's words are (extract/traceback.py `words_cause`: a storage errno, a set-up errno), for a signal
-that killed a task CRIU restored, and for the tool's own words (catalog/exceptions.yaml `checkpoint_messages`: a
-descriptor, mapping or mount it cannot handle, a time limit a plugin's action outgrew, a driver below the tool's
-minimum). A warning record (`Warn  (FILE:LINE): `) is claimed: CRIU goes on after it, so it is neither a cause nor an
-unrecognized error. The callers' lines and the end say nothing of their own; the earliest line that names a cause
-is the cause (the engine's order).
+CRIU (and its CUDA plugin) logs an error as `Error (FILE:LINE): MESSAGE` (catalog/exceptions.yaml level_headers `criu`):
+the check that failed first, then each caller's `... failed with -1`, then `Dumping FAILED.` / `Restoring FAILED.` (the
+tool's end: catalog/ends.yaml, extract/runend.py). The message of each error record is read the way any error line's
+words are (extract/traceback.py `words_cause`: a storage errno, a set-up errno), for a signal that killed a task CRIU
+restored, and for the tool's own words (catalog/exceptions.yaml `checkpoint_messages`: a descriptor, mapping or mount it
+cannot handle, a time limit a plugin's action outgrew, a driver below the tool's minimum or whose settings refuse it, a
+file of the restored container's own file system it cannot re-create; and cuda-checkpoint's `Error toggling CUDA in
+process ID N: "WORDS"`, the driver's words quoted). A warning record (`Warn  (FILE:LINE): `) is claimed: CRIU goes on
+after it, so it is neither a cause nor an unrecognized error. The callers' lines and the end say nothing of their own;
+the earliest line that names a cause is the cause (the engine's order).
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ from firstfault.extract.traceback import clip, words_cause
 
 # criu/cr-restore.c (`%d killed by signal %d: %s`, strsignal's words after it): a task CRIU restored died on a signal
 _KILLED = re.compile(r"\b\d{1,10} killed by signal (?P<num>\d{1,2})\b")
+# NVIDIA's cuda-checkpoint answering that the driver's checkpoint API refused (`Error toggling CUDA in process ID 98145:
+# "operation not permitted"`): the quoted words are the driver's error string (catalog/exceptions.yaml rows `quoted`)
+_ANSWER = re.compile(r'^Error [a-z]{1,20}ing CUDA in process ID \d{1,10}: "(?P<msg>[^"]{1,200})"$')
+_ANSWER_WORDS: Final = " CUDA in process ID "
 # the signals a task raises on itself by faulting (a crash), as the other readers' (extract/signals.py)
 _CRASH: Final = frozenset({"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE"})
 _K_SEEN: Final = "ff.criu.seen"
@@ -53,12 +58,13 @@ class CheckpointToolExtractor:
     emits: Mapping[str, frozenset[str]] = {
         "app.exception": frozenset({"errno", "exc_type", "limit", "message", "path", "setup", "store_code", "tool"}),
         "app.cuda_error": frozenset({"error", "message", "tool"}),
+        "container.error": frozenset({"error", "message", "runtime", "text"}),
         "process.signal": frozenset({"by", "detail", "signal"}),
         "storage.error": frozenset({"detail", "errno", "exc_type", "fs", "path", "store_cause", "store_code"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
-    literals: tuple[str, ...] = ("Error (", "Warn  (", *sorted({r.text for r in checkpoint_message_table()
-                                                              if r.bare or r.whole}))
+    literals: tuple[str, ...] = ("Error (", "Warn  (", _ANSWER_WORDS,
+                                 *sorted({r.text for r in checkpoint_message_table() if r.bare or r.whole}))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rows, after_words = _rows()
@@ -84,7 +90,11 @@ class CheckpointToolExtractor:
         """A row's words on a line without CRIU's header: a tool's whole answer (`whole`), or CRIU's own words in a log
         copied without its headers (`bare`)."""
         text = line.strip()
+        answer = _ANSWER.match(text) if _ANSWER_WORDS in text else None
         for row in rows:
+            if answer is not None and row.quoted and answer.group("msg") == row.text:
+                yield _reading(row, text)
+                return
             if row.whole and text == row.text:
                 yield _reading(row, text)
                 return
@@ -114,6 +124,9 @@ class CheckpointToolExtractor:
 def _reading(row: CheckpointMessageInfo, msg: str) -> Draft:
     if row.reading == "driver":
         return Draft("app.cuda_error", {"error": "driver", "message": clip(msg), "tool": row.printer})
+    if row.reading == "node":
+        return Draft("container.error", {"runtime": row.printer, "error": "node", "text": row.text,
+                                         "message": clip(msg)})
     return Draft("app.exception", {"message": clip(msg), "setup": True, "tool": row.printer})
 
 

@@ -763,13 +763,14 @@ def _accel_cause(fields: dict[str, FieldValue], follows: bool, pci: str | None, 
 # `Clocks Event Reasons Counters` (newer drivers: microseconds each reason held since the driver loaded) is a section of
 # its own that no row reads, so that its keys (`HW Thermal Slowdown : 0 us`) never count under the section above it
 _SMI_SECTIONS: Final = ("ECC Errors", "Retired Pages", "Remapped Rows", "Fabric", "Clocks Event Reasons",
-                        "Clocks Throttle Reasons", "Clocks Event Reasons Counters")
+                        "Clocks Throttle Reasons", "Clocks Event Reasons Counters", "vGPU Software Licensed Product")
 _SMI_SCOPES: Final = ("Volatile", "Aggregate")
 _SMI_BITS: Final = ("Single Bit", "Double Bit")
 # how far a section's lines reach below its header: the old ECC Errors block (Volatile and Aggregate, each with its
 # Single Bit and Double Bit lists of memories) is the longest
 _SMI_REACH: Final = {"ECC Errors": 40, "Retired Pages": 8, "Remapped Rows": 8, "Fabric": 14,
-                     "Clocks Event Reasons": 10, "Clocks Throttle Reasons": 10, "Clocks Event Reasons Counters": 6}
+                     "Clocks Event Reasons": 10, "Clocks Throttle Reasons": 10, "Clocks Event Reasons Counters": 6,
+                     "vGPU Software Licensed Product": 4}
 _SMI_GPU = re.compile(r"^GPU (?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])$")
 _K_SMI = "gpu.smi"  # the headers seen in the stream: name -> lineno; "gpu" -> (lineno, pci)
 _K_SMI_VALS = "gpu.smi.vals"  # (section's lineno, {key: value}) of the block being read
