@@ -19,6 +19,8 @@ import time
 
 
 def main(argv: list[str]) -> None:
+    if not argv or not argv[0].isdigit() or len(argv) % 2 == 0:
+        sys.exit(__doc__)
     n = int(argv[0])
     pairs = list(zip(argv[1::2], argv[2::2], strict=True))
     wall: dict[str, list[float]] = {label: [] for label, _ in pairs}
