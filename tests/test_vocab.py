@@ -41,20 +41,30 @@ def test_rows_read_back_as_checked_are_not_compiled_again_and_the_check_comes_ba
         check_regex("*oops")
 
 
+
+class _Compiles(list[str]):
+    """The patterns compiled through `compile` (a stand-in for re.compile that counts them)."""
+
+    def compile(self, pattern: str, flags: int = 0) -> re.Pattern[str]:
+        self.append(pattern)
+        return re.compile(pattern, flags)
+
+
+def _count_compiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> _Compiles:
+    """A table cache of the test's own, on; and the list its stand-in for re.compile fills."""
+    monkeypatch.setenv("FIRSTFAULT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("FIRSTFAULT_CACHE", raising=False)
+    return _Compiles()
+
+
 def test_a_table_read_back_from_the_cache_compiles_no_regex_and_is_the_table_built(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The exception table (catalog/exceptions.yaml: a regex per row's message) built on a cache miss has each message
     compiled by the check; read back from the entry that build wrote (its key: the file's and the validating sources'
     sha256), none is compiled, and the rows are the same. Near miss: with the cache off, every read is a build, and
     each compiles them all."""
-    monkeypatch.setenv("FIRSTFAULT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("FIRSTFAULT_CACHE", raising=False)
-    compiled: list[str] = []
-
-    def counting(pattern: str, flags: int = 0) -> re.Pattern[str]:
-        compiled.append(pattern)
-        return re.compile(pattern, flags)
-
+    compiled = _count_compiles(tmp_path, monkeypatch)
+    counting = compiled.compile
     monkeypatch.setattr(vocab, "re", SimpleNamespace(compile=counting, error=re.error))
     load = tables.exception_class_table.__wrapped__  # (the _kept loader, under its lru_cache)
     built = load()
@@ -73,14 +83,8 @@ def test_a_table_whose_checks_read_a_regex_s_groups_compiles_none_when_read_back
     its pattern to read its groups (or match its example) on a build; read back from the entry that build wrote, no
     check compiles one (vocab.rows_checked), and the rows are the same. Near miss: a row built with a pattern whose
     groups its check refuses is still refused."""
-    monkeypatch.setenv("FIRSTFAULT_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("FIRSTFAULT_CACHE", raising=False)
-    compiled: list[str] = []
-
-    def counting(pattern: str, flags: int = 0) -> re.Pattern[str]:
-        compiled.append(pattern)
-        return re.compile(pattern, flags)
-
+    compiled = _count_compiles(tmp_path, monkeypatch)
+    counting = compiled.compile
     monkeypatch.setattr(tables, "re", SimpleNamespace(compile=counting, error=re.error))
     monkeypatch.setattr(vocab, "re", SimpleNamespace(compile=counting, error=re.error))
     load = getattr(tables, table).__wrapped__  # (the _kept loader, under its lru_cache)

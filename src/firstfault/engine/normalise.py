@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import socket
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Final, NamedTuple
@@ -588,11 +588,16 @@ def _generic(ev: Event) -> bool:
     return cls in generic_classes() and says_little(ev.kind, ev.fields)
 
 
-def _stream_order(events: list[Event]) -> list[int]:
-    """The events' indices stream by stream (a file, then its ranks, a rank-less stream last), each stream in line
-    order: how _fallout and _logged_causes walk a stream's events, each after the one before it."""
-    return sorted(range(len(events)), key=lambda i: (events[i].evidence.file or "", events[i].rank is None,
-                                                      events[i].rank or 0, events[i].evidence.line or 0))
+def _stream_walk(events: list[Event]) -> Iterator[tuple[int, Event, tuple[str | None, int | None]]]:
+    """The events but reports of how a process ended, stream by stream (a file, then its ranks, a rank-less stream
+    last), each stream in line order, with their index and their stream's key: how _fallout and _logged_causes walk a
+    stream's events, each after the one before it."""
+    order = sorted(range(len(events)), key=lambda i: (events[i].evidence.file or "", events[i].rank is None,
+                                                       events[i].rank or 0, events[i].evidence.line or 0))
+    for i in order:
+        ev = events[i]
+        if not (ev.kind.startswith(_EXIT_REPORTS) or ev.fields.get("exit_report") is True):
+            yield i, ev, (ev.evidence.file, ev.rank)
 
 
 def _fallout(events: list[Event]) -> list[Event]:
@@ -606,14 +611,9 @@ def _fallout(events: list[Event]) -> list[Event]:
     stays what it is; so does one whose class or message names a kind of its own (a CUDA OOM, an errno on a file)."""
     if not any(ev.kind in _FAILURE_KINDS for ev in events) or not any(_generic(ev) for ev in events):
         return events  # (only a generic exception changes: the streams are not sorted where none is)
-    order = _stream_order(events)
     last: dict[tuple[str | None, int | None], tuple[Event, str]] = {}  # a stream's last event, and its failure kind
     out = list(events)
-    for i in order:
-        ev = events[i]
-        if ev.kind.startswith(_EXIT_REPORTS) or ev.fields.get("exit_report") is True:
-            continue
-        key = (ev.evidence.file, ev.rank)
+    for i, ev, key in _stream_walk(events):
         before = last.get(key)
         if before is not None and before[1] and _generic(ev) and _close(before[0], ev):
             detail = f"{ev.fields.get('exc_type')}: {ev.fields.get('message') or ''}".strip().rstrip(":")
@@ -643,14 +643,9 @@ def _logged_causes(events: list[Event]) -> list[Event]:
     says little or is a symptom (that is _fallout's)."""
     if not any(ev.fields.get("terminal") is True for ev in events) or not any(_generic(ev) for ev in events):
         return events
-    order = _stream_order(events)
     last: dict[tuple[str | None, int | None], Event] = {}
     out = list(events)
-    for i in order:
-        ev = events[i]
-        if ev.kind.startswith(_EXIT_REPORTS) or ev.fields.get("exit_report") is True:
-            continue
-        key = (ev.evidence.file, ev.rank)
+    for i, ev, key in _stream_walk(events):
         before = last.get(key)
         last[key] = ev
         if (before is None or before.kind != "app.exception" or before.fields.get("terminal") is not True
