@@ -1895,3 +1895,33 @@ def test_a_chunk_read_outside_the_fold_reads_its_candidates_in_order_with_their_
         with memo.fastpath(True):
             assert records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2) == every
         assert "outside the years" in every
+
+
+# CRAB's RetryJob line (tests/wild, an HTCondor CRAB thread's job log), its exit code read by the generic exit table
+# (catalog/exits.yaml: 128+N is signal N): from the full tier's draw of real lines whose digits were changed at random.
+_RETRY_JOB = ("Tue, 21 Mar 2026 09:17:46 CET(+0100):INFO:RetryJob Job or stageout wrapper finished with exit code {}. "
+              "Trying to determine the meaning of the exit code and if it is a recoverable or fatal error.")
+
+
+@pytest.mark.parametrize("odd", ["00177", "01177"])
+def test_an_exit_code_read_by_its_value_is_no_copy_of_the_others(
+        odd: str, analyzer: Analyzer, tmp_path: Path) -> None:
+    """Hundreds of copies of a line whose exit code's digits range over every value of each byte (no signal: codes
+    over 255), and one whose code is 177 (128+49: a signal). The byte ranges of the copies read hold 00177, but its
+    reading hangs on the code's value (extract/signals.py sets LineContext.keyed): it is read, not counted as a copy
+    of the unrecognized others, on both paths alike. Near miss: 01177 reads as the others (no signal)."""
+    out = tmp_path / f"retry-job-{odd}"
+    chatty._workload(out, "- {kind: application, path: 'app/rank-0.log'}\n")
+    log = out / "app" / "rank-0.log"
+    log.parent.mkdir(parents=True)
+    rng = random.Random(5)
+    codes = [c for c in (f"{rng.randrange(100000):05d}" for _ in range(600)) if int(c) > 255][:400]
+    codes[250] = odd  # (each byte of the others has ranged over 0-9 before it)
+    log.write_text("\n".join(_RETRY_JOB.format(c) for c in codes) + "\n", encoding="utf-8")
+    with memo.fastpath(False):
+        every = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
+    with memo.fastpath(True):
+        folded = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
+    assert folded == every
+    unread = [u["count"] for u in json.loads(every)["unrecognized"] if "RetryJob" in u["template"]]
+    assert unread == [399 if odd == "00177" else 400]

@@ -265,9 +265,11 @@ class ProcessSignalExtractor:
             return
         if "terminated with an error exit status" in body and (nf := _NEXTFLOW_EXIT.match(body)) is not None:
             ctx.claimed = True
+            # (its status's reading hangs on the code's value, not on the range of its digits: LineContext.keyed)
+            ctx.keyed = True
             draft = None if nf.group("retried") else _nextflow_exit(int(nf.group("code")), ctx.state, clip(body))
         else:
-            draft = self._match(body, ctx.state, ctx.lineno)
+            draft = self._match(body, ctx)
         if draft is None:
             return
         if rank is not None:
@@ -304,7 +306,8 @@ class ProcessSignalExtractor:
                 return
         yield draft
 
-    def _match(self, body: str, state: Mapping[str, object], lineno: int) -> Draft | None:
+    def _match(self, body: str, ctx: LineContext) -> Draft | None:
+        state, lineno = ctx.state, ctx.lineno
         detail = clip(body)
         if "*** " in body and (h := _FAILURE_HANDLER.search(body)) is not None:
             sig = h.group("name") or h.group("gname") or signal_name(int(h.group("num")))
@@ -367,6 +370,10 @@ class ProcessSignalExtractor:
             return Draft("process.signal", {"signal": "SIGABRT", "by": "self", "detail": detail})
         m = _PBS_EXIT.search(body)
         if m:
+            # An exit status's reading (catalog/exits.yaml) hangs on its value (128+N is a signal, 1 is not), which no
+            # range of its digits' bytes bounds: no copy of the line may be counted for another (LineContext.keyed,
+            # collect/fold.py).
+            ctx.keyed = True
             code = int(m.group("code"))
             pbs_sig = exit_reading("pbs", code).signal
             if pbs_sig is not None:
@@ -381,6 +388,7 @@ class ProcessSignalExtractor:
         if "exitcode" not in body and "local_rank" not in body:  # torchrun's own lines: TorchrunExtractor
             m = _EXIT_CODE.search(body)
             if m and not reports_exit(body, state, lineno):  # srun's or Open MPI's, with the rank: launcher.py
+                ctx.keyed = True  # (the code's reading hangs on its value, as Exit_status's above)
                 # Python's own words (subprocess's CalledProcessError, DeepSpeed's launcher) are Popen.returncode;
                 # any other program's, the generic reading (catalog/exits.yaml).
                 python = m.group(0).startswith(("returned non-zero exit status", "exits with return code"))
