@@ -30,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
-import random
 import re
 import shutil
 import signal
@@ -46,6 +45,7 @@ from typing import Any
 import yaml
 
 from lab.faults import FAULTS, LOCAL_MODES, Fault
+from lab.ports import free_port as _free_port
 
 HERE = Path(__file__).resolve().parent
 TRAIN = HERE / "train.py"
@@ -64,35 +64,6 @@ class RunResult:
 
 def _utc(t: float) -> str:
     return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _ephemeral_low() -> int:
-    """The lowest port the kernel hands out to an outgoing connection (Linux's ip_local_port_range; 32768 where it
-    cannot be read)."""
-    try:
-        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 32768
-
-
-def _free_port() -> int:
-    """A port nothing listens on for a job's rendezvous, below the ephemeral range: a port the kernel gave as free
-    (bind to 0) is one an outgoing connection of any process (another lab job's peers, a server of the tests) may take
-    before the job listens on it (a lab job once failed with EADDRINUSE that way). Drawn at a place per process."""
-    low = _ephemeral_low()
-    first = max(1024, low - 12_000)
-    rng = random.Random(os.getpid() * 1_000_003 + time.monotonic_ns())
-    for _ in range(200):
-        port = rng.randrange(first, low)
-        with contextlib.closing(socket.socket()) as s:
-            try:
-                s.bind(("", port))
-            except OSError:
-                continue
-            return port
-    with contextlib.closing(socket.socket()) as s:  # none found: the kernel's choice, as before
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _hold_port(port: int) -> socket.socket:

@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lab.ports import free_port
+
 PACKAGE_ROOT = Path("/var/lib/gridengine")
 BINARIES = ("qsub", "qacct", "qconf", "qstat", "qdel")
 DAEMONS = (Path("/usr/sbin/sge_qmaster"), Path("/usr/sbin/sge_execd"), Path("/usr/lib/gridengine/spoolinit"))
@@ -157,12 +159,6 @@ def unavailable() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with contextlib.closing(socket.socket()) as s:
-        s.bind(("", 0))
-        return int(s.getsockname()[1])
-
-
 @dataclass
 class SgeCluster:
     base: Path
@@ -237,7 +233,7 @@ def start(base: Path) -> SgeCluster:
     t0 = time.monotonic()
     base = base.resolve()
     host = socket.gethostname()
-    c = SgeCluster(base, host, _free_port(), _free_port())
+    c = SgeCluster(base, host, free_port(), free_port())
     root, cell = c.root, c.root / CELL / "common"
     cell.mkdir(parents=True)
     for name in ("bin", "lib", "utilbin", "util"):
