@@ -155,12 +155,15 @@ def _analyse(lab_runs: dict[str, Any], analyzer: Analyzer, name: str) -> None:
     v = analyzer.analyze_path(str(r.bundle))
     got = f"{v.attributed_domain} {v.root_cause.category if v.root_cause else '-'} nodes={v.affected_nodes}"
     summary = v.root_cause.summary if v.root_cause else ""
+    # the lines the verdict cites as its cause: what read otherwise than the capture, in the message (_tails)
+    cited = "".join(f"\n  cause {e.file}:{e.line}: {e.text[:200]}" for e in v.evidence if e.role == "cause")
     if exp["domain"] in ("unknown", "none"):
         assert v.attributed_domain not in DEFINITIVE, (
-            f"{name}: FALSE DEFINITIVE: expected {exp['domain']}, got {got} ({summary}); bundle {r.bundle}")
+            f"{name}: FALSE DEFINITIVE: expected {exp['domain']}, got {got} ({summary}); bundle {r.bundle}{cited}"
+            f"\n{_tails(r.bundle)}")
     problems = compare(v, exp)
     assert not problems, (f"{name}: {problems}\n  got: {got}\n  summary: {summary}\n  bundle: {r.bundle}"
-                          f"\n  run: {r.detail}\n{_tails(r.bundle)}")
+                          f"\n  run: {r.detail}{cited}\n{_tails(r.bundle)}")
 
 
 def _tails(bundle: Path, lines: int = 12, budget: int = 6000) -> str:

@@ -34,7 +34,7 @@ from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.base import Draft, LineContext, LineExtractor
-from firstfault.extract.nccl import HANG_LITERALS, recent, split_rank_prefix
+from firstfault.extract.nccl import HANG_LITERALS, mark_failure, recent, split_rank_prefix
 from firstfault.extract.stalls import read_listen, read_stall, read_wait, stall_literals
 from firstfault.model import FieldValue
 
@@ -54,6 +54,9 @@ _FINISHED = re.compile(
 # A rank's one gloo failure is printed by its RuntimeError, the traceback's
 # re-raise and the launcher's error file: the same report within this many lines.
 _REPORT_LINES: Final = 80
+# The reports of a collective that failed on the rank that prints them (a monitoredBarrier's only where it names
+# ranks that failed to pass: the success form is a wait that went on).
+_FAILED: Final = frozenset({"gloo.timeout", "stall.report"})
 
 
 def _ranks(text: str) -> str:
@@ -89,6 +92,12 @@ class HangReportExtractor:
         seen = recent(ctx.state, "ff.hang.reports")
         prev = seen.get(key)
         seen[key] = ctx.lineno
+        if kind in _FAILED or (kind == "c10d.monitored_barrier" and fields.get("failed_ranks", "") != ""):
+            # the rank's collective failed here (gloo's timeout raises, a failed monitoredBarrier raises, a stall
+            # detector shuts the run down): the stream's mark that NCCL's failures leave (extract/nccl.py), so the
+            # abort the runtime then makes (std::terminate as the process exits with gloo's threads, faulthandler's
+            # `Aborted`) is the rank's reaction, not a crash of its own (extract/signals.py)
+            mark_failure(ctx, who)
         if prev is not None and ctx.lineno - prev <= _REPORT_LINES:
             return
         yield Draft(kind, fields, rank=rank)
