@@ -408,3 +408,52 @@ def test_a_status_name_in_advice_prose_is_no_failure() -> None:
 def test_the_runtime_names_of_cuda_12s_green_context_errors_reach_their_rows(name: str, code: int) -> None:
     err = codes.cuda_error_of(f"RuntimeError: CUDA error: {name}")
     assert err is not None and (err.code, err.cls) == (code, "other")
+
+
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        # NCCL 1.x's own tests (test/include/test_utilities.h CURAND_CHK) on a GPU the build has no code for
+        # (NVIDIA/nccl#24: Tesla M2070, compute capability 2.0)
+        ("CuRAND error 204 at test/include/test_utilities.h:112", "CURAND_STATUS_ARCH_MISMATCH"),
+        # NVIDIA's CUDALibrarySamples' CUBLAS_CHECK / CUSOLVER_CHECK (cuBLAS/utils/cublas_utils.h)
+        ("cublas error 13 at /src/gemm.cu:88", "CUBLAS_STATUS_EXECUTION_FAILED"),
+        ("cusolver error 6 at potrf.cu:41", "CUSOLVER_STATUS_EXECUTION_FAILED"),
+        # others' `cuBLAS Error: %d at %s:%d` and `CURAND error %i at line %d in file %s`
+        ("cuBLAS Error: 8 at kernels.cu:120", "CUBLAS_STATUS_ARCH_MISMATCH"),
+        ("CURAND error 101 at line 33 in file rng.cu", "CURAND_STATUS_NOT_INITIALIZED"),
+    ],
+)
+def test_a_check_macros_numbered_library_status_is_read_by_its_librarys_table(line: str, name: str) -> None:
+    status = codes.numbered_library_status(line)
+    assert status is not None and status.name == name
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # cuFFT's numbers are left out (12.x renumbered some of its results)
+        "cufft error 5 at fft.cu:10",
+        # a number the library's enum has no row of
+        "CuRAND error 42 at test/include/test_utilities.h:112",
+        # a number that is no status: a count, no check macro's `at <where>`
+        "cublas error 13 times in the last hour",
+        # a library named in another word (`libcublas error`, `mycurand`) is not the macro's
+        "mycurand error 204 at x.cu:1",
+    ],
+)
+def test_a_number_after_a_library_name_is_no_status_outside_the_macros_shape(line: str) -> None:
+    assert codes.numbered_library_status(line) is None
+
+
+def test_a_numbered_arch_mismatch_alone_is_the_jobs_build(make_bundle: BundleMaker) -> None:
+    lines = " #      bytes             N    type     time  algbw  busbw    delta\n" \
+            " CuRAND error 204 at test/include/test_utilities.h:112\n"
+    v = analyze(str(make_bundle({"app/rank-0.log": lines}, workload_ending("FAILED"))))
+    assert v.root_cause is not None and v.root_cause.category == "app.exception.cuda_config"
+
+
+def test_a_numbered_status_of_no_class_claims_nothing(make_bundle: BundleMaker) -> None:
+    # cuRAND's LENGTH_NOT_MULTIPLE (105) is the call's arguments: no class, no cause from the line
+    v = analyze(str(make_bundle({"app/rank-0.log": "CuRAND error 105 at gen.cu:12\n"}, workload_ending("FAILED"))))
+    assert v.root_cause is None or v.root_cause.category != "app.exception.cuda_config"

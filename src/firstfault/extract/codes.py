@@ -1002,29 +1002,56 @@ def ngc_check_failed(text: str, need: int | None) -> bool:
 # CUSOLVER_STATUS_EXECUTION_FAILED, when calling ...`, `cuFFT error: CUFFT_INTERNAL_ERROR`): each library's prefix
 # (catalog/tables.py LIBRARY_PREFIXES), then its status's own words, a word of its own.
 _NAME_LITERALS: Final = tuple(LIBRARY_PREFIXES.values())
-LIBRARY_LITERALS: Final = (*_NAME_LITERALS, "cublas runtime error")
+# ... or by its number, as the check macro copied into many programs prints a status it got: `<library> error <N> at
+# <file>:<line>` (NVIDIA's CUDALibrarySamples' utils, cuBLAS/utils/cublas_utils.h CUBLAS_CHECK `cublas error %d at
+# %s:%d` and its cuSOLVER and cuRAND twins; NCCL's own tests before 2.0, test/include/test_utilities.h CURAND_CHK
+# `CuRAND error %i at %s:%i`; others' `cuBLAS Error: %d at %s:%d`, `CURAND error %i at line %d in file %s`). The
+# library named before the number says whose enum it is; only cuBLAS, cuSOLVER, cuSPARSE and cuRAND, whose numbers are
+# their headers' in every release (cuFFT 12.x renumbered some of its results; ROCm's libraries are read by name). A
+# number its library's table has no row of names none.
+_NUMBERED_LIBRARIES: Final = ("cublas", "cusolver", "cusparse", "curand")
+_NUMBERED_STATUS = re.compile(r"\b(?P<lib>" + "|".join(_NUMBERED_LIBRARIES)
+                              + r") error(?::? )(?P<code>\d{1,4}) at\b", re.IGNORECASE)
+# The spellings of the libraries' names that programs print before such a number (the prefilter's words): all lower,
+# all upper, and the documentation's own (cuBLAS, cuRAND), with NCCL's `CuRAND`.
+_NUMBERED_LITERALS: Final = tuple(sorted({w for lib in _NUMBERED_LIBRARIES for w in (
+    lib, lib.upper(), "cu" + lib[2:].upper(), "Cu" + lib[2:].upper(), "Cu" + lib[2:])}))
+LIBRARY_LITERALS: Final = (*_NAME_LITERALS, "cublas runtime error", *_NUMBERED_LITERALS)
 _LIBRARY_STATUS = re.compile(r"\b(?:" + "|".join(_NAME_LITERALS) + r")[A-Za-z0-9_]{2,60}\b")
 # PyTorch's THC before 1.0 (aten/src/THC/THCGeneral.cpp __THCublasCheck): `cublas runtime error : <words> at FILE:LINE`
 _THC_CUBLAS = "cublas runtime error : "
 
 
 @lru_cache(maxsize=1)
-def _library_index() -> tuple[dict[str, CudaError], dict[str, CudaError]]:
+def _library_index() -> tuple[dict[str, CudaError], dict[str, CudaError], dict[tuple[str, int], CudaError]]:
     by_name: dict[str, CudaError] = {}
     by_thc: dict[str, CudaError] = {}
+    by_code: dict[tuple[str, int], CudaError] = {}
     for name, row in sorted(library_status_table().items()):
         err = CudaError(row.code, name, name, row.cuda_class)
         by_name[name] = err
         if row.thc:
             by_thc[row.thc] = err
-    return by_name, by_thc
+        if row.library in _NUMBERED_LIBRARIES:
+            by_code[(row.library, row.code)] = err
+    return by_name, by_thc, by_code
+
+
+def numbered_library_status(text: str) -> CudaError | None:
+    """The math library status a check macro's line gives by its number (_NUMBERED_STATUS: `CuRAND error 204 at
+    test/include/test_utilities.h:112` is CURAND_STATUS_ARCH_MISMATCH), or None."""
+    if not any(w in text for w in _NUMBERED_LITERALS):
+        return None
+    m = _NUMBERED_STATUS.search(text)
+    return None if m is None else _library_index()[2].get((m.group("lib").lower(), int(m.group("code"))))
 
 
 def library_status_of(text: str) -> CudaError | None:
-    """The CUDA math library status a line names (catalog/cuda.yaml `library_statuses`): by its name, or a cuBLAS
-    status by the words PyTorch's THC printed for it right after `cublas runtime error : `. A name the table does not
+    """The CUDA math library status a line names (catalog/cuda.yaml `library_statuses`): by its name, a cuBLAS
+    status by the words PyTorch's THC printed for it right after `cublas runtime error : `, or by its number after a
+    check macro's `<library> error` (numbered_library_status). A name the table does not
     hold (cuFFT's `CUFFT_FORWARD`, `CUFFT_R2C`: no status) names none."""
-    by_name, by_thc = _library_index()
+    by_name, by_thc, _ = _library_index()
     if any(w in text for w in _NAME_LITERALS):
         for m in _LIBRARY_STATUS.finditer(text):
             hit = by_name.get(m.group(0))
@@ -1036,7 +1063,7 @@ def library_status_of(text: str) -> CudaError | None:
         for words, err in by_thc.items():
             if rest.startswith(words):
                 return err
-    return None
+    return numbered_library_status(text)
 
 
 def nccl_result_of(text: str) -> str | None:

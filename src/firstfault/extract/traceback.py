@@ -91,6 +91,7 @@ from firstfault.extract.codes import (
     is_strerror,
     library_status_of,
     nccl_result_of,
+    numbered_library_status,
     path_of,
     pseudo_fs,
     relays_result,
@@ -1559,6 +1560,9 @@ def _cuda_drafts(body: str, exc: Exc | None, torch_oom: bool) -> list[Draft]:
         err = None
     blas = (library_status_of(body) if any(w in body for w in LIBRARY_LITERALS)
             and (exc is not None or err is not None or "cublas runtime error" in body) else None)
+    if blas is None and err is None:
+        # a check macro's own report of the status by its number (`CuRAND error 204 at file:line`), then its exit
+        blas = numbered_library_status(body)
     if blas is not None and blas.cls == "oom":
         return [Draft("app.cuda_oom", {"message": clip(exc.msg if exc and exc.msg else body)})]
     if blas is not None and blas.cls in ("config", "launch_failure", "unavailable"):
