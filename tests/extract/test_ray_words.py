@@ -483,3 +483,23 @@ def test_a_request_no_node_of_the_cluster_can_meet_is_the_jobs_set_up(line: str)
 ])
 def test_near_miss_a_wait_for_resources_or_the_words_quoted_is_no_set_up(line: str) -> None:
     assert read([line]) == []
+
+
+def test_the_memory_monitor_before_2_0_raising_at_its_threshold_is_the_hosts_memory() -> None:
+    # ray-project/ray#4877's driver (python/ray/memory_monitor.py RayOutOfMemoryError.get_message, Ray 0.6-1.x: `More
+    # than {}% of the memory on node {} is used ({} / {} GB). The top 5 memory consumers are:`), with and without the
+    # traceback header the driver prints before it
+    line = ("ray.memory_monitor.RayOutOfMemoryError: More than 95% of the memory on node Local is used "
+            "(15.98 / 16.82 GB). The top 5 memory consumers are:")
+    assert kinds([line]) == ["host.oom_kill"]
+    assert kinds([*DRIVER, line]) == ["host.oom_kill"]
+    assert jobend.memory_limit_kill(line) == "ray"
+
+
+@pytest.mark.parametrize("line", [
+    # near misses: the job's own words for memory in use, and a dashboard's share of the node's memory, no monitor
+    "WARNING: More than 95% of the memory on this GPU is used by the KV cache",
+    "node ip-10-0-0-5: 95% of the memory on node ip-10-0-0-5 is used by the object store",
+])
+def test_near_miss_other_words_for_memory_in_use_are_no_memory_kill(line: str) -> None:
+    assert "host.oom_kill" not in kinds([line])
