@@ -81,3 +81,40 @@ def test_a_working_directory_or_output_file_the_node_lacks_is_the_jobs_set_up(li
 )
 def test_a_shell_record_that_names_nothing_the_node_lacks_is_no_set_up(line: str) -> None:
     assert all(not d.fields.get("setup") and not d.fields.get("exec") for d in scan(EXC, [line], source="application"))
+
+
+# A language runtime's report that the program it was asked to start could not be executed (catalog/exceptions.yaml,
+# the `Cannot run program` / `spawn ... ENOENT` / `Os { code: 2, kind: NotFound` row): the job's set-up, in a line of
+# its own as on an exception's line. Java's and Node's messages as their sources build them (OpenJDK
+# ProcessBuilder.start, Node lib/internal/child_process.js), Rust's io::Error under Debug as Azure ML's runtime
+# printed it (Azure/AzureML-Containers#209).
+@pytest.mark.parametrize(
+    "line",
+    [
+        "UserError: Failed to spawn child process 'mpirun' because: Os { code: 2, kind: NotFound, message: \"No such "
+        "file or directory\" }",
+        "Failed to spawn child process 'torchrun' because: Os { code: 13, kind: PermissionDenied, message: "
+        "\"Permission denied\" }",
+        'java.io.IOException: Cannot run program "mpirun": error=2, No such file or directory',
+        'Cannot run program "nextflow" (in directory "/work/run"): error=13, Permission denied',
+        "Error: spawn mpirun ENOENT",
+    ],
+)
+def test_a_runtime_that_could_not_spawn_the_program_is_the_jobs_set_up(line: str) -> None:
+    ds = [d for d in scan(EXC, [line], source="application") if d.kind == "app.exception"]
+    assert ds and ds[0].fields.get("setup") is True
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # another errno: no program missing (ENOMEM), a limit on threads (the nproc row's, not this one's)
+        'java.io.IOException: Cannot run program "mpirun": error=12, Cannot allocate memory',
+        # a file the program opened, not a program it started
+        "Error: ENOENT: no such file or directory, open '/data/x.json'",
+        # Rust's error for another call than a spawn
+        "Error: failed to read config: Os { code: 2, kind: NotFound, message: \"No such file or directory\" }",
+    ],
+)
+def test_a_runtimes_other_errors_are_no_spawn_failure(line: str) -> None:
+    assert all(not d.fields.get("setup") for d in scan(EXC, [line], source="application"))

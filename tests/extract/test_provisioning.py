@@ -304,3 +304,40 @@ def test_parallelclusters_resume_passing_on_a_stock_out_decides_nothing_of_its_o
         "nodes to down: (x1) ['gpu1-dy-g4dnxlarge-7']",
     ]
     assert provision(lines) == []
+
+
+# Chef's record of a cookbook's resource that failed as the node converged (aws/aws-parallelcluster#3878, its two lines
+# as the image builder's log wrapped them), and the Azure guest agent unable to set up the RDMA device
+# (Azure/WALinuxAgent#3025): the node's provisioning
+@pytest.mark.parametrize(
+    ("lines", "program"),
+    [
+        (["| 2022-03-10T19:01:07.400-08:00 | Stdout: [2022-03-11T03:01:07+00:00] ",
+          "FATAL: Chef::Exceptions::Package: apt_package[lustre-client-modules-5.13.0-1017-aws] ",
+          "(aws-parallelcluster-install::lustre line 89) had an error: Chef::Exceptions::Package: ",
+          "No candidate version available for lustre-client-modules-5.13.0-1017-aws"], "chef"),
+        (["template[/etc/parallelcluster/slurm_plugin/parallelcluster_clustermgtd.conf] (aws-parallelcluster-slurm::"
+          "config_head_node line 12) had an error: Chef::Exceptions::FileNotFound: template[...] cannot find a file"],
+         "chef"),
+        (["2024-01-18T06:33:19.000495Z ERROR Daemon Daemon Error setting up rdma device: [ProtocolError] Error "
+          "fetching goal state"], "walinuxagent"),
+    ],
+)
+def test_chef_and_the_azure_guest_agent_failing_are_the_nodes_provisioning(lines: list[str], program: str) -> None:
+    assert provision(lines) == [program]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # a resource with ignore_failure: Chef logs it without the exception's class and goes on
+        (["package[htop] (site::default line 3) had an error: No candidate version available for htop"]),
+        # a command a resource ran that failed or timed out: the command's own lines decide
+        (["service[nvidia-fabricmanager] (aws-parallelcluster-platform::nvidia_config line 35) had an error: "
+          "Mixlib::ShellOut::CommandTimeout: Command timed out after 900s:"]),
+        # the agent's INFO lines around its RDMA set-up
+        (["2024-01-18T06:33:19.000375Z INFO Daemon Daemon RDMA capabilities are enabled in configuration"]),
+    ],
+)
+def test_chef_going_on_and_the_agents_info_lines_are_no_failure(lines: list[str]) -> None:
+    assert provision(lines) == []

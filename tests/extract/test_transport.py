@@ -1255,3 +1255,69 @@ def test_pmix_unable_to_unpack_a_peers_message_is_understood_and_no_loss(line: s
 def test_near_miss_pmix_unreachable_is_still_a_loss() -> None:
     [e] = feed(["[ip-172-31-1-68:27726] PMIX ERROR: UNREACHABLE in file server/pmix_server.c at line 2257"])
     assert e.fields["peer_status"] == "PMIX_ERR_UNREACH"
+
+
+# ---------------------------------------------------------------- a peer's queue pair gone, and EFA's own errnos
+
+
+@pytest.mark.parametrize(
+    ("line", "status", "status_class"),
+    [
+        # awslabs/awsome-distributed-training#312: aws-ofi-nccl's failed request, the destination's queue pair no
+        # longer there (a peer killed by its container's memory limit): delivered, the responder's refusal
+        ("[1,2]<stdout>:test-nccl-worker-0:199:263 [2] process_err_completion:1562 NCCL WARN NET/OFI Request "
+         "0x7f08c0001d30 completed with error. RC: 5. Error: Invalid receiver queue pair number (QPN) My EFA addr: "
+         "fi_addr_efa://[fe80::30:43ff:fe60:456b]:0:657145598 Peer host id: i-08d8a345a75ab52a0. Completed length: 0",
+         9, "remote_access"),
+        # ... efa_errno.h's later words for the same status, and for 14, a sender the remote has no address handle
+        # for (synthetic: efa_base_ep.c's `err: %s (%zd) prov_errno: %s (%zd)`)
+        ("libfabric:4242:1708520807::efa:ep_ctrl:efa_base_ep_write_eq_error():835<warn> Writing error to EQ: err: "
+         "Transport endpoint is not connected (107) prov_errno: Bad queue pair (QP) number (QP does not exist or is "
+         "in error state) (9)", 9, "remote_access"),
+        ("libfabric:4242:1708520807::efa:ep_ctrl:efa_base_ep_write_eq_error():835<warn> Writing error to EQ: err: "
+         "Transport endpoint is not connected (107) prov_errno: No valid address handle at remote side (required "
+         "for RDMA operations) (14)", 14, "remote_access"),
+        # near-miss: a remote that stopped answering is still the path's (network-transport keeps it)
+        ("libfabric:4242:1708520807::efa:ep_ctrl:efa_base_ep_write_eq_error():835<warn> Writing error to EQ: err: "
+         "Connection aborted (103) prov_errno: Unresponsive remote (was previously responsive) (13)", 13, "path"),
+    ],
+)
+def test_a_destination_without_the_queue_pair_is_a_peer_gone_not_the_fabric(line: str, status: int,
+                                                                            status_class: str) -> None:
+    f = read_completion(line)
+    assert f is not None and (f["status"], f["status_class"], f["stack"]) == (status, status_class, "efa")
+
+
+@pytest.mark.parametrize(
+    ("line", "fields"),
+    [
+        # aws/aws-ofi-nccl#107 (https://github.com/aws/aws-ofi-nccl/issues/107), behind the launcher's rank tag:
+        # libfabric 1.8-1.13's rxr_eq_write_error with the negated FI_ENOMEM, which fi_strerror() has no words for;
+        # the fix was the container's memlock ulimit
+        ("[0]:Unable to write to EQ: Missing or unavailable event queue. err: Unknown error -12 (-12) prov_errno: "
+         "Unknown error -12 (-12) prov/efa/src/rxr/rxr.h:993", {"errno": "ENOMEM", "limit": "memlock", "stack": "efa"}),
+        # ... a later release's error entry, the same errno unsigned (the number is a libfabric errno: no ibv status)
+        ("libfabric:462:1673041636::efa:cq:rxr_cq_write_tx_error():243<warn> rxr_cq_write_tx_error: err: 12, "
+         "prov_err: Cannot allocate memory (12)", {"errno": "ENOMEM", "limit": "memlock", "stack": "efa"}),
+    ],
+)
+def test_an_efa_queue_error_whose_libfabric_errno_is_the_jobs_set_up(line: str, fields: dict[str, object]) -> None:
+    [e] = setup_of([line])
+    assert {k: e.fields.get(k) for k in fields} == fields
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # an errno that is no set-up's (EIO), negated
+        "[0]:Unable to write to EQ: Missing or unavailable event queue. err: Unknown error -5 (-5) prov_errno: "
+        "Unknown error -5 (-5) prov/efa/src/rxr/rxr.h:993",
+        # a number that is no libfabric errno
+        "[0]:Unable to write to EQ: Missing or unavailable event queue. err: Unknown error -4242 (-4242) prov_errno: "
+        "Unknown error -4242 (-4242) prov/efa/src/rxr/rxr.h:993",
+        # ENOMEM's words outside any EFA or libfabric report
+        "ERROR worker: err: Unknown error -12 (-12) prov_err: out of memory",
+    ],
+)
+def test_an_efa_queue_error_of_another_errno_is_no_set_up(line: str) -> None:
+    assert setup_of([line]) == []

@@ -127,6 +127,17 @@ _OFI_POLL = re.compile(r"\bOFI poll failed \([^()]{0,300}? - (?P<prov>[^()]{1,12
 # The libfabric errno the EFA provider's abort report gives on the line before its own (`Libfabric error: (-12)
 # Cannot allocate memory`): remembered for the report's status line (_EFA_REPORT_LINES below it at most).
 _FI_ERRNO = re.compile(r"^Libfabric error: \((?P<n>-?\d{1,5})\)")
+# The EFA provider's report of an error it wrote (or could not write) to the endpoint's event or completion queue,
+# whose `err` is a libfabric errno where no EFA status stands beside it: libfabric's calls return it negated
+# (-FI_ENOMEM), and libfabric 1.8-1.13's rxr printed it so through fi_strerror(), which has no words for a negative
+# number (prov/efa/src/rxr/rxr.h rxr_eq_write_error: `Unable to write to EQ: Missing or unavailable event queue.
+# err: %s (%zd) prov_errno: %s (%zd) %s:%d`, aws/aws-ofi-nccl#107: `err: Unknown error -12 (-12) prov_errno: Unknown
+# error -12 (-12) prov/efa/src/rxr/rxr.h:993`); later releases the same number unsigned (`err: 12, prov_err: Cannot
+# allocate memory (12)`). FI_E* under 256 are the system's errnos (rdma/fi_errno.h); which of them are the job's
+# set-up in a transport's report is catalog/exceptions.yaml `errnos` (ENOMEM: memory the process may not pin under its
+# locked-memory limit). A number that is no libfabric errno is no reading here. Linear: bounded classes.
+_EFA_ERR_REPORT = re.compile(r"\berr: (?:[^(),\n]{0,80}\()?(?P<n>-?\d{1,5})\)?,? prov_err(?:no)?: ")
+
 _EFA_REPORT_LINES: Final = 4
 _EFA_ABORT: Final = "Libfabric EFA provider has encountered an internal error"
 # A verbs call that failed on the local adapter's resources, with its errno: UCX's `ib_iface.c:1035 UCX ERROR
@@ -507,6 +518,11 @@ class VerbsCompletionExtractor:
                 rank=p.rank, host=host))
             return
         fields = read_completion(body, ucx)
+        if fields is None and "err: " in body and _EFA_CONTEXT.search(body):
+            efa = self._efa_errno(body, p.rank, host)
+            if efa is not None:
+                yield efa
+                return
         if fields is None:
             for d in self._call(body, p.rank, host):
                 if said_ucx:
@@ -550,6 +566,22 @@ class VerbsCompletionExtractor:
         if limit is not None:
             fields["limit"] = limit  # memory it may not pin (ENOMEM): the locked-memory limit
         yield Draft("nccl.error", fields, rank=rank, host=host)
+
+    @staticmethod
+    def _efa_errno(body: str, rank: int | None, host: str | None) -> Draft | None:
+        """The EFA provider's queue error report whose libfabric errno is one of the job's set-up (_EFA_ERR_REPORT)."""
+        m = _EFA_ERR_REPORT.search(body)
+        num = abs(int(m.group("n"))) if m else 0
+        if num not in _libfabric_numbers():
+            return None
+        name = setup_errno(errno.errorcode[num], transport=True)
+        if name is None:
+            return None
+        fields: dict[str, FieldValue] = {"detail": clip(body), "stack": "efa", "errno": name, "setup": True}
+        limit = errno_limit(name)
+        if limit is not None:
+            fields["limit"] = limit
+        return Draft("nccl.error", fields, rank=rank, host=host)
 
     @staticmethod
     def _resource(fields: dict[str, FieldValue], body: str, rank: int | None, host: str | None,
