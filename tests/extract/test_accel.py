@@ -756,3 +756,25 @@ def test_a_ranks_rocm_smi_uncorrectable_count_is_the_gpus_memory(make_bundle: Bu
     assert_cause_with_collective_fallout(v, "hardware", "gpu.memory", "node-02")
     action = v.root_cause.recommended_action or "" if v.root_cause else ""
     assert "amd-smi" in action and not _NVIDIA_ONLY.search(action), action
+
+
+@pytest.mark.parametrize("line", [
+    # ROCm/amdgpu#26 (a KVM guest), RadeonOpenCompute/ROCm#1406-era form; the pr_fmt form of 5.x and later
+    # (drivers/gpu/drm/amd/amdkfd/kfd_device.c kgd2kfd_probe); ROCm's install docs' quote without the device's name
+    "kfd kfd: skipped device 1002:67df, PCI rejects atomics",
+    "[  115.275652] kfd kfd: amdgpu: skipped device 1002:67e3, PCI rejects atomics 730<0",
+    "kfd: skipped device 1002:7300, PCI rejects atomics",
+])
+def test_amdkfd_skipping_a_gpu_for_pcie_atomics_is_the_nodes_driver_stack(line: str) -> None:
+    assert accel(feed([line])) == [("driver", "pci_atomics")]
+
+
+@pytest.mark.parametrize("line", [
+    # kfd adding the device (its success line), and amdgpu's own note on atomics, which ROCm does not decide on
+    "kfd kfd: amdgpu: added device 1002:740f",
+    "[drm] PCIE atomic ops is not supported",
+    # the words without kfd before them: someone's prose about the check
+    "the GPU was skipped device-wise since PCI rejects atomics on this board",
+])
+def test_near_miss_kfd_adding_a_gpu_or_prose_about_atomics_is_nothing(line: str) -> None:
+    assert accel(feed([line])) == []

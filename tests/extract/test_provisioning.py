@@ -341,3 +341,40 @@ def test_chef_and_the_azure_guest_agent_failing_are_the_nodes_provisioning(lines
 )
 def test_chef_going_on_and_the_agents_info_lines_are_no_failure(lines: list[str]) -> None:
     assert provision(lines) == []
+
+
+# The virtualization layer that makes a VM the job's node (a GPU passed through, or a vGPU): the VM not made or not
+# started, in each manager's words (libvirt/libvirt tools/virsh-domain.c, src/qemu/qemu_monitor.c; openstack/nova
+# nova/compute/manager.py; OpenNebula/one src/vmm_mad/remotes/kvm/deploy; proxmox/qemu-server PVE/QemuServer.pm;
+# Hyper-V's start-failure event), verbatim where a thread is named
+@pytest.mark.parametrize(("lines", "program"), [
+    # OpenNebula/one#5968 (virsh's error and the deploy script's, one line in the VM's log)
+    (["Fri Sep 30 17:45:23 2022: DEPLOY: Directory '/sys/class/mdev_bus/0000:04:00.0' does not exist error: Failed to "
+      "create domain from /var/lib/one/datastores/110/1814/deployment.0 error: device not found: mediated device "
+      "'f7cdd2bc-e0bc-51f5-bdf3-62261edc310c' not found Could not create domain from "
+      "/var/lib/one/datastores/110/1814/deployment.0 ExitCode: 255"], "libvirt"),
+    (["error: Failed to start domain 'gpu-vm'",
+      "error: internal error: qemu unexpectedly closed the monitor: 2024-01-05T10:00:00.000000Z qemu-system-x86_64: "
+      "-device vfio-pci,host=0000:01:00.0: vfio 0000:01:00.0: failed to setup container for group 14"], "libvirt"),
+    # vexxhost/atmosphere#3313 (nova-compute's record wrapped as it was pasted: `instance:` on the next line)
+    (["2025-12-01 15:28:44.943 119149 ERROR nova.compute.manager [None",
+      "[instance: 5d225309-1b68-4033-bead-ac163798f6a6] Failed to build and run",
+      "instance: libvirt.libvirtError: Cannot find 'mdevctl' in path: No such"], "nova-compute"),
+    (["TASK ERROR: start failed: QEMU exited with code 1"], "proxmox-ve"),
+    # jamesstringer90/Easy-GPU-PV#153
+    (["'GPUPV' failed to start. (Virtual machine ID", "D39289D4-2206-40F8-BB57-6D57C03D35BF)"], "hyper-v"),
+])
+def test_a_vm_its_hypervisor_did_not_make_is_the_nodes_provisioning(lines: list[str], program: str) -> None:
+    assert provision(lines)[:1] == [program]
+
+
+@pytest.mark.parametrize("lines", [
+    # the same managers' progress lines, and a guest's own unit that did not start
+    (["Domain 'gpu-vm' started"]),
+    (["2025-12-01 15:28:40.101 119149 INFO nova.compute.manager [instance: 5d225309-1b68-4033-bead-ac163798f6a6] "
+      "Took 2.01 seconds to build instance."]),
+    (["TASK OK"]),
+    (["Dec 01 10:00:00 gpu-vm systemd[1]: Failed to start Load Kernel Modules."]),
+])
+def test_a_hypervisors_progress_and_a_guests_own_units_are_no_provisioning_failure(lines: list[str]) -> None:
+    assert provision(lines) == []
