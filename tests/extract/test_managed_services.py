@@ -431,6 +431,28 @@ def test_other_start_up_words_are_no_modal_limit(line: str) -> None:
     assert said([line]) == []
 
 
+# The hosted notebook services' notice of a kernel restarted for the VM's host memory (huggingface/transformers#3660
+# and buxiangzhiren/DDCap#39 for Kaggle's, googlecolab/colabtools#2332 and PV-Lab/FTCP#8 for Colab's, verbatim), and
+# their notices that name no cause.
+@pytest.mark.parametrize(("line", "service"), [
+    ("Your notebook tried to allocate more memory than is available. It has restarted.", "kaggle"),
+    ("Your session crashed after using all available RAM. If you are interested in access to high-RAM runtimes, you "
+     "may want to check out Colab Pro.", "colab"),
+])
+def test_hosted_notebook_memory_notice_is_its_memory_limit(line: str, service: str) -> None:
+    got = [(e.kind, e.fields.get("proc")) for e in feed([line]) if e.kind == "host.oom_kill"]
+    assert got == [("host.oom_kill", service)]
+
+
+@pytest.mark.parametrize("line", [
+    "Your session crashed for an unknown reason.",
+    "The kernel appears to have died. It will restart automatically.",
+    "Your notebook tried to allocate more memory than is available in the free tier, see the docs.",
+])
+def test_other_notebook_restart_notices_name_no_memory_kill(line: str) -> None:
+    assert [e for e in feed([line]) if e.kind in ("host.oom_kill", "process.signal")] == []
+
+
 def test_modal_timeout_raised_by_its_client_is_the_platforms_limit() -> None:
     line = ("modal.exception.FunctionTimeoutError: Task's current input in-01KPJ3A91C01CVK1YZXBJKX4K1:1776576439351-0 "
             "hit its timeout of 600s")
