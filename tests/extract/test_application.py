@@ -45,7 +45,7 @@ def test_whole_log_counts() -> None:
         "closing signal SIGTERM",
     ]
     drafts = scan(ALL, lines)
-    assert kinds(drafts) == ["net.address", "net.address", "nccl.timeout", "nccl.watchdog_status",
+    assert kinds(drafts) == ["net.address", "net.address", "net.ports_used", "nccl.timeout", "nccl.watchdog_status",
                              "process.signal"], drafts
 
 

@@ -33,6 +33,7 @@ from firstfault.engine.normalise import (
     silent_nodes,
     terminal_lines,
     terminal_state,
+    unused_ports,
 )
 from firstfault.engine.verdict import build_verdict
 from firstfault.extract.base import Candidate
@@ -170,7 +171,7 @@ class Analysis:
         wrapped = [e for e in placed if e.fields.get("envelope") is True]
         if wrapped:
             placed = [e for e in placed if e.fields.get("envelope") is not True]
-        events = terminal_lines(net_found_after(one_record_per_job(placed)))
+        events = terminal_lines(unused_ports(net_found_after(one_record_per_job(placed))))
         # A traceback cut before its exception line says least of all: it is read only where nothing else was
         # (below, after the error lines' own words), never beside another cause or symptom.
         cut = [e for e in events if e.fields.get("truncated") is True]

@@ -8,7 +8,7 @@ from xml.etree import ElementTree as ET
 
 from firstfault.engine.attribute import Finding, attribute
 from firstfault.engine.loader import Catalog
-from firstfault.engine.normalise import net_found_after, terminal_lines
+from firstfault.engine.normalise import net_found_after, terminal_lines, unused_ports
 from firstfault.engine.rules import Rule, RuleTest
 from firstfault.model import Event, Evidence, FieldValue
 from firstfault.spec import category_matches
@@ -50,7 +50,7 @@ def _events_for(test: RuleTest) -> list[Event]:
         events.append(Event(kind=te.kind, time=te_t, node=te.node, rank=te.rank, device=te.device,
                             fields=extra,
                             evidence=Evidence(source="test", file="test", line=j + 1, text=te.kind)))
-    return terminal_lines(net_found_after(events))
+    return terminal_lines(unused_ports(net_found_after(events)))
 
 
 def run_case(rule: Rule, test: RuleTest, catalog: Catalog) -> tuple[bool, str]:

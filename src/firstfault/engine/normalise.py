@@ -49,6 +49,8 @@ EMITS: dict[str, frozenset[str]] = {
     "nccl.ib_completion_error": frozenset({"peer_node"}),
     # a connect failure to an address only its own host reaches in a job that spans nodes (host_local_dialled)
     "nccl.error": frozenset({"peer", "nodes_spanned", "message"}),
+    # a snapshot's down port that the ports the job's programs said they use leave out (unused_ports)
+    "net.link": frozenset({"unused", "ports_used"}),
 }
 
 
@@ -758,6 +760,41 @@ def net_found_after(events: list[Event]) -> list[Event]:
                    and (transport == "ofi" or not net.startswith("IB"))
                    for at, rank, net in ready.get((ev.evidence.file, ev.node), ())):
                 ev.fields["fallback"] = True
+        out.append(ev)
+    return out
+
+
+def _port_of(name: str) -> tuple[str, str | None]:
+    """(device, port or None) of `mlx5_0:1` / `mlx5_0`."""
+    dev, _, port = name.partition(":")
+    return dev, (port or None)
+
+
+def unused_ports(events: list[Event]) -> list[Event]:
+    """A port that a port-state snapshot shows down (`net.link` with `snapshot`) on a node whose job's programs said
+    which RDMA ports their traffic runs on (`net.ports_used`, extract/nccl.py PortsUsedExtractor: NCCL's `NET/IB :
+    Using [0]mlx5_0:1/IB`, which lists only ports that were ACTIVE and selected; perftest's `Device : mlx5_0`), and
+    that is none of them, is a port the job's traffic never took: a host's spare or uncabled port, no cause of the
+    job's failure nor of its slowness. It is marked `unused` (rule network-link-snapshot leaves it out), with the
+    ports the job named (`ports_used`). The words name a node where their line's host does; a snapshot and words of
+    which either names no node are one node's. A snapshot's port that the words name, or a snapshot where no program
+    named its ports, is read as before. The `net.ports_used` events are read here and never reach the rules."""
+    said = [ev for ev in events if ev.kind == "net.ports_used"]
+    if not said:
+        return events
+    out: list[Event] = []
+    for ev in events:
+        if ev.kind == "net.ports_used":
+            continue
+        if ev.kind == "net.link" and ev.fields.get("snapshot") is True and ev.fields.get("state") == "down":
+            iface = ev.fields.get("iface")
+            port = ev.fields.get("port")
+            named = [n for w in said if w.node is None or ev.node is None or w.node == ev.node
+                     for n in str(w.fields.get("ports") or "").split()]
+            if named and isinstance(iface, str) and iface != "ib" and not any(
+                    dev == iface and (p is None or port is None or p == str(port)) for dev, p in map(_port_of, named)):
+                ev.fields["unused"] = True
+                ev.fields["ports_used"] = " ".join(dict.fromkeys(named))
         out.append(ev)
     return out
 

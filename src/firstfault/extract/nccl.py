@@ -1101,6 +1101,57 @@ class NcclAddressExtractor:
 
 
 # --------------------------------------------------------------------------
+# The RDMA ports a program said its traffic runs on
+# --------------------------------------------------------------------------
+
+# NCCL's IB transport once it has its devices (src/transport/net_ib.cc ncclIbInitDevices: `NET/IB : Using%s %s; OOB
+# %s:%s`, the list one ` [%d]%s:%d/%s` per device, its name, port and link layer; a merged NIC's names joined by `+`;
+# RCCL's and the forks' the same). NCCL keeps only ports whose state is ACTIVE (and those NCCL_IB_HCA selects): the list
+# is the ports its traffic can take, and no port down when it started is in it.
+_NCCL_IB_USING = re.compile(r"NET/IB ?: Using(?: \[\d{1,4}\][\w\-+]{1,255}:\d{1,3}/[A-Za-z]{1,8}(?:/SHARP)?){1,64}")
+_NCCL_IB_DEV = re.compile(r"\[\d{1,4}\](?P<dev>[\w\-+]{1,255}):(?P<port>\d{1,3})/")
+# perftest's banner (perftest_parameters.c ctx_print_test_info: ` Dual-port       : %s\t\tDevice         : %s\n`, the
+# device its -d option or the first one found gave; older releases' `Device : %s`): the device the test ran on.
+_PERFTEST_DEVICE = re.compile(
+    r"^\s*Dual-port\s{0,16}: (?:ON|OFF)\s{1,32}Device\s{0,16}: (?P<dev>[A-Za-z0-9][\w\-]{0,63})\s*$")
+
+
+class PortsUsedExtractor:
+    """The RDMA devices (and ports) a program of the job said its traffic runs on: NCCL's `NET/IB : Using [0]mlx5_0:1/IB
+    ...` and perftest's banner `Device : mlx5_0`, as `net.ports_used` with `ports` (`mlx5_0:1 mlx5_1`, a device
+    without a port where the line names none) and `by`. A fact about the job, never a cause nor a symptom: engine/
+    normalise.py `unused_ports` reads it to tell a snapshot's down port the job's traffic never took (a host's spare
+    port) from one it did, and drops it before the rules run."""
+
+    name = "transport.ports_used"
+    emits: Mapping[str, frozenset[str]] = {"net.ports_used": frozenset({"ports", "by"})}
+    sources: frozenset[str] = frozenset({"application", "syslog"})
+    literals: tuple[str, ...] = ("NET/IB : Using [", "NET/IB: Using [", "Dual-port")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        rank, body = split_rank_prefix(line)
+        head, _ = _nccl_head(body)
+        ports: list[str] = []
+        by = "nccl"
+        m = _NCCL_IB_USING.search(body)
+        if m is not None:
+            for d in _NCCL_IB_DEV.finditer(m.group()):
+                ports.extend(f"{dev}:{d.group('port')}" for dev in d.group("dev").split("+") if dev)
+        else:
+            m2 = _PERFTEST_DEVICE.match(body)
+            if m2 is None:
+                return
+            ports.append(m2.group("dev"))
+            by = "perftest"
+        if ports:
+            ctx.claimed = True
+            draft = _place(Draft("net.ports_used", {"ports": " ".join(ports), "by": by}, rank=rank), head)
+            draft.device = None  # the ports are the fact, not the rank's GPU
+            yield draft
+
+
+
+# --------------------------------------------------------------------------
 # nccl.net_ready: NCCL found a network for a communicator
 # --------------------------------------------------------------------------
 
@@ -1150,5 +1201,6 @@ EXTRACTORS: tuple[LineExtractor, ...] = (
     C10dTimeoutExtractor(),
     NcclErrorExtractor(),
     NcclAddressExtractor(),
+    PortsUsedExtractor(),
     NcclNetReadyExtractor(),
 )
