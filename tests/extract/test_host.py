@@ -99,6 +99,9 @@ ADAPTER_CASES: list[tuple[str, str, str | None]] = [
     # an ixgbe adapter gone to firmware recovery mode after it was removed (a posted dmesg)
     ("[   47.571188] ixgbe 0000:01:00.0: Firmware recovery mode detected. Limiting functionality. Refer to the "
      "Intel(R) Ethernet Adapters and Devices User Guide for ", "Firmware recovery mode detected", "pci:0000:01:00"),
+    # gislab-npo/gislab#407 (https://github.com/gislab-npo/gislab/issues/407): e1000e's transmit unit hung
+    ("[ 9327.470501] e1000e 0000:00:19.0 eth0: Detected Hardware Unit Hang:", "Detected Hardware Unit Hang", "eth0"),
+    ("igb 0000:04:00.0 eno1: Detected Tx Unit Hang", "Detected Tx Unit Hang", "eno1"),  # the format of igb_main.c
 ]
 
 
@@ -125,6 +128,8 @@ def test_adapter_fault(line: str, fault: str, device: str | None) -> None:
         # the words under no driver of their row
         "some-daemon: device's health compromised",
         "myservice: Firmware recovery mode detected in config",
+        # a Tx hang under a driver of no row (virtio's, r8169's own words are no Intel driver's)
+        "r8169 0000:03:00.0 enp3s0: Detected Tx Unit Hang",
     ],
 )
 def test_adapter_fault_near_miss(line: str) -> None:
