@@ -682,7 +682,7 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # b189, b191, b192 (first run at 8d958ed4; misses-b188-b203.md): a rank's own segfault that the thread left
     # undiagnosed (a launcher's `died with <Signals.SIGSEGV: 11>`, abseil's `*** SIGSEGV received` in a Ray actor the
     # job named, a renderer's segfault under a software Vulkan), which the spec's app.crash takes as the cause: a
-    # crash signal with no other cause in the evidence. 28 of the corpus's false definitives are of this kind.
+    # crash signal with no other cause in the evidence. 29 of the corpus's false definitives are of this kind.
     "unk-mmdet-libra-rcnn-dist-train-rank0-sigsegv-state-dict-warning-harmless-segfault-undiagnosed-1151",
     "unk-vllm-deepseek-r1-2x8xh100-k8s-ray-worker-sigsegv-addproxyopifneeded-nccl-undecided-13136",
     "unk-parkour-go2-distill-2xa100-docker-lavapipe-vulkan-segfault-not-solved-60",
