@@ -274,24 +274,32 @@ def _kernel_log(start: float, end: float) -> str:
     return "\n".join(keep) + ("\n" if keep else "")
 
 
-def _static_workload(fault: Fault, host: str, t0: float, t1: float, rc: int,
-                     sources: list[dict[str, Any]]) -> dict[str, Any]:
-    """workload.yaml of a job on this host with no scheduler: its window, its ranks, how the launcher exited."""
+def _workload(fault: Fault, jid: str, scheduler: str, node: str, window: tuple[str, str],
+              sources: list[dict[str, Any]], **state: str) -> dict[str, Any]:
+    """workload.yaml of a lab job on one node: its id, its scheduler, its window, its NPROC ranks, what `state` says
+    of its end (terminal_state, exit_code: where no scheduler record tells it), its sources."""
     return {
         "apiVersion": "firstfault/v1",
         "workload": {
-            "id": f"lab-{fault.name}-{int(t0)}",
+            "id": jid,
             "name": f"lab-{fault.name}",
-            "scheduler": "static",
-            "window": {"start": _utc(t0), "end": _utc(t1 + 1)},
-            "nodes": [host],
-            "ranks": {host: f"0-{NPROC - 1}"},
-            "terminal_state": "COMPLETED" if rc == 0 else "FAILED",
-            "exit_code": f"{rc}:0" if rc >= 0 else f"0:{-rc}",
+            "scheduler": scheduler,
+            "window": {"start": window[0], "end": window[1]},
+            "nodes": [node],
+            "ranks": {node: f"0-{NPROC - 1}"},
+            **state,
             "timezone": "UTC",
         },
         "sources": sources,
     }
+
+
+def _static_workload(fault: Fault, host: str, t0: float, t1: float, rc: int,
+                     sources: list[dict[str, Any]]) -> dict[str, Any]:
+    """workload.yaml of a job on this host with no scheduler: its window, its ranks, how the launcher exited."""
+    return _workload(fault, f"lab-{fault.name}-{int(t0)}", "static", host, (_utc(t0), _utc(t1 + 1)), sources,
+                     terminal_state="COMPLETED" if rc == 0 else "FAILED",
+                     exit_code=f"{rc}:0" if rc >= 0 else f"0:{-rc}")
 
 
 def _host_bundle(fault: Fault, out: Path) -> tuple[str, Path, Path]:
@@ -844,19 +852,7 @@ def run_slurm(fault: Fault, out: Path, cluster: Any) -> RunResult:
         sources.append({"kind": "scheduler", "path": "scheduler/scontrol.txt", "format": "scontrol"})
     if node_record:
         sources.append({"kind": "syslog", "path": "scheduler/scontrol-node.txt"})
-    workload = {
-        "apiVersion": "firstfault/v1",
-        "workload": {
-            "id": jid,
-            "name": f"lab-{fault.name}",
-            "scheduler": "slurm",
-            "window": {"start": start, "end": end},
-            "nodes": [node],
-            "ranks": {node: f"0-{NPROC - 1}"},
-            "timezone": "UTC",
-        },
-        "sources": sources,
-    }
+    workload = _workload(fault, jid, "slurm", node, (start, end), sources)
     _write_yaml(bundle / "workload.yaml", workload)
     shutil.rmtree(work, ignore_errors=True)
     return RunResult(fault.name, bundle, time.time() - t0, detail)
@@ -1190,19 +1186,7 @@ def run_sge(fault: Fault, out: Path, cluster: Any) -> RunResult:
     sources += [{"kind": "scheduler", "path": "scheduler/qacct.txt", "format": "sge-qacct"},
                 {"kind": "scheduler", "path": "scheduler/qmaster-messages", "format": "sge-messages"},
                 {"kind": "scheduler", "path": "nodes/{node}/execd-messages", "format": "sge-messages"}]
-    workload = {
-        "apiVersion": "firstfault/v1",
-        "workload": {
-            "id": jid,
-            "name": f"lab-{fault.name}",
-            "scheduler": "static",
-            "window": {"start": _utc(t0), "end": _utc(t1 + 1)},
-            "nodes": [host],
-            "ranks": {host: f"0-{NPROC - 1}"},
-            "timezone": "UTC",
-        },
-        "sources": sources,
-    }
+    workload = _workload(fault, jid, "static", host, (_utc(t0), _utc(t1 + 1)), sources)
     _write_yaml(bundle / "workload.yaml", workload)
     shutil.rmtree(work, ignore_errors=True)
     return RunResult(fault.name, bundle, t1 - t0, detail)
