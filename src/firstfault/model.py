@@ -47,6 +47,17 @@ class Evidence:
 ADDRESS = "net.address"
 Address = tuple[str, str, str | None, str | None, int | None]
 
+# The RDMA ports a program of the job named as its traffic's (NCCL's `NET/IB : Using [0]mlx5_0:1/IB`, perftest's
+# `Device : mlx5_0`: extract/nccl.py PortsUsedExtractor), a fact about the job as an address is: its drafts are kept
+# beside the events (collect/events.py EventStore.ports_used), once for each node, host and ports however many ranks
+# print them, and engine/normalise.py `unused_ports` reads them. (ports, by, node, host, rank): the ports (`mlx5_0:1
+# mlx5_2:1`), the program (`nccl`, `perftest`), and the node and host of the line that named them, with its rank only
+# where the line's file is of no node (where the node is known, a rank names no other).
+PORTS_USED = "net.ports_used"
+PortsUsed = tuple[str, str, str | None, str | None, int | None]
+# The kinds whose drafts are facts kept beside the events, never events.
+FACT_KINDS = frozenset({ADDRESS, PORTS_USED})
+
 
 @dataclass(slots=True)
 class Event:

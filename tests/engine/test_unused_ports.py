@@ -5,9 +5,11 @@ stays the link down."""
 
 from __future__ import annotations
 
-from firstfault.engine.normalise import unused_ports
+from firstfault.collect.events import EventStore
+from firstfault.collect.scan import Extraction, all_line_extractors, feed_store
+from firstfault.engine.normalise import NodeMapper, ports_said, unused_ports
+from firstfault.extract.base import Candidate
 from firstfault.model import Event, Evidence
-from tests.extract import helpers
 
 
 def _ev(kind: str, node: str | None, **fields: object) -> Event:
@@ -27,8 +29,32 @@ def test_nccl_and_perftest_name_the_ports_they_use() -> None:
              # the format of NVIDIA/nccl src/transport/net_ib.cc ncclIbInitDevices
              "gpu-1:12345:12390 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_2:1/RoCE [RO]; OOB ib0:10.0.0.2<0>",
              "gpu-1:12345:12390 [0] NCCL INFO NET/IB : Using [0]mlx5_0+mlx5_1:1/IB/SHARP ; OOB ib0:10.0.0.2<0>"]
-    got = [(e.fields["ports"], e.fields["by"]) for e in helpers.events(lines) if e.kind == "net.ports_used"]
-    assert got == [("mlx5_0", "perftest"), ("mlx5_0:1 mlx5_2:1", "nccl"), ("mlx5_0:1 mlx5_1:1", "nccl")]
+    store = feed_store(Candidate("application", "app.log", i, None, None, None, t) for i, t in enumerate(lines, 1))
+    assert [(ports, by) for ports, by, *_ in store.ports_used] == [
+        ("mlx5_0", "perftest"), ("mlx5_0:1 mlx5_2:1", "nccl"), ("mlx5_0:1 mlx5_1:1", "nccl")]
+    assert store.events == []  # facts, never events
+
+
+def test_every_rank_naming_its_nodes_ports_is_one_fact() -> None:
+    # a many-rank job: each rank's log says its node's ports; the store keeps one fact per node, host and ports, in
+    # the order first read (the same with a worker's store merged in: a parallel reader's)
+    ex = Extraction(all_line_extractors())
+    store = EventStore()
+    for rank in range(64):
+        node = f"n{rank // 8}"
+        text = f"{node}:1:1 [{rank % 8}] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_2:1/IB ; OOB ib0:10.0.0.2<0>"
+        ex.add_events(Candidate("application", f"{node}/rank{rank}.log", 1, node, rank, None, text), store)
+    assert [(node, host) for _, _, node, host, _ in store.ports_used] == [(f"n{i}", f"n{i}") for i in range(8)]
+    merged = EventStore()
+    merged.add_ports_used(store.ports_used[:3])
+    merged.add_ports_used(store.ports_used[2:])
+    assert merged.ports_used == store.ports_used
+    # near miss: with no node known, each rank's words are its own (the rank is how the line is placed)
+    loose = EventStore()
+    for rank in range(2):
+        ex.add_events(Candidate("application", "app.log", rank + 1, None, rank, None,
+                                "NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.2<0>"), loose)
+    assert [r for *_, r in loose.ports_used] == [0, 1]
 
 
 def test_words_that_name_no_port_are_none() -> None:
@@ -36,14 +62,14 @@ def test_words_that_name_no_port_are_none() -> None:
     lines = ["gpu-1:1:1 [0] NCCL INFO NET/IB : No device found.",
              "gpu-1:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.1.0.12<0>",
              " Number of qps   : 1            Transport type : IB"]
-    assert [e for e in helpers.events(lines) if e.kind == "net.ports_used"] == []
+    store = feed_store(Candidate("application", "app.log", i, None, None, None, t) for i, t in enumerate(lines, 1))
+    assert store.ports_used == []
 
 
 def test_a_down_port_the_job_did_not_name_is_unused() -> None:
     spare = _down("mlx5_1")
-    used = _ev("net.ports_used", None, ports="mlx5_0", by="perftest")
-    out = unused_ports([spare, used])
-    assert out == [spare]  # the words are never events of the analysis
+    out = unused_ports([spare], [(None, "mlx5_0")])
+    assert out == [spare]
     assert spare.fields.get("unused") is True
     assert spare.fields.get("ports_used") == "mlx5_0"
 
@@ -53,11 +79,20 @@ def test_a_down_port_the_job_named_or_no_words_stay_the_link() -> None:
     named = _down("mlx5_1")
     other_port = _down("mlx5_0", port=2)
     elsewhere = _down("mlx5_3", node="n2")
-    out = unused_ports([named, other_port, elsewhere,
-                        _ev("net.ports_used", "n1", ports="mlx5_0:1 mlx5_1:1", by="nccl")])
+    out = unused_ports([named, other_port, elsewhere], [("n1", "mlx5_0:1 mlx5_1:1")])
     assert "unused" not in named.fields
     assert other_port.fields.get("unused") is True  # port 2 of mlx5_0: NCCL took port 1
     assert "unused" not in elsewhere.fields  # n1's words say nothing of n2's ports
     assert len(out) == 3
     alone = [_down("mlx5_1")]
-    assert unused_ports(alone) is alone
+    assert unused_ports(alone, []) is alone
+    assert "unused" not in alone[0].fields
+
+
+def test_ports_are_placed_on_the_allocation_as_events_are() -> None:
+    mapper = NodeMapper(["node-01", "node-02"], {})
+    said = ports_said([("mlx5_0:1", "nccl", "node-01", "node-01", None),
+                       ("mlx5_1:1", "nccl", None, "node-02.cluster", None),
+                       ("mlx5_2:1", "nccl", "other-host", "other-host", None)], mapper)
+    # another host's words are left out, as its events are (normalise)
+    assert said == [("node-01", "mlx5_0:1"), ("node-02", "mlx5_1:1")]

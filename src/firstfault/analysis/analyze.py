@@ -30,6 +30,7 @@ from firstfault.engine.normalise import (
     normalise,
     one_record_per_job,
     own_end,
+    ports_said,
     silent_nodes,
     terminal_lines,
     terminal_state,
@@ -171,7 +172,8 @@ class Analysis:
         wrapped = [e for e in placed if e.fields.get("envelope") is True]
         if wrapped:
             placed = [e for e in placed if e.fields.get("envelope") is not True]
-        events = terminal_lines(unused_ports(net_found_after(one_record_per_job(placed))))
+        said = ports_said(self.store.ports_used, mapper)
+        events = terminal_lines(unused_ports(net_found_after(one_record_per_job(placed)), said))
         # A traceback cut before its exception line says least of all: it is read only where nothing else was
         # (below, after the error lines' own words), never beside another cause or symptom.
         cut = [e for e in events if e.fields.get("truncated") is True]

@@ -28,7 +28,7 @@ class CaseResult:
 def _events_for(test: RuleTest) -> list[Event]:
     """The test's lines through the production path (scanner dispatch, prefix layer, multi-line
     records, one stream per file and rank), plus its literal events."""
-    from firstfault.collect.scan import feed_lines
+    from firstfault.collect.scan import feed_store
     from firstfault.extract.base import Candidate
     from firstfault.pci import norm_pci
 
@@ -38,7 +38,8 @@ def _events_for(test: RuleTest) -> list[Event]:
                   rank=ln.rank, time=EPOCH + timedelta(seconds=ln.t), text=ln.text)
         for i, ln in enumerate(test.lines)
     ]
-    events = feed_lines(candidates, hosts=nodes, ends=True)
+    store = feed_store(candidates, hosts=nodes, ends=True)
+    events = store.events
     for ev in events:
         if ev.device and ev.device.startswith("pci:"):
             ev.device = "pci:" + norm_pci(ev.device[4:])
@@ -50,7 +51,9 @@ def _events_for(test: RuleTest) -> list[Event]:
         events.append(Event(kind=te.kind, time=te_t, node=te.node, rank=te.rank, device=te.device,
                             fields=extra,
                             evidence=Evidence(source="test", file="test", line=j + 1, text=te.kind)))
-    return terminal_lines(unused_ports(net_found_after(events)))
+    # (a test's lines name their node: the ports its programs named are that node's)
+    said = [(node, ports) for ports, _, node, _, _ in store.ports_used]
+    return terminal_lines(unused_ports(net_found_after(events), said))
 
 
 def run_case(rule: Rule, test: RuleTest, catalog: Catalog) -> tuple[bool, str]:

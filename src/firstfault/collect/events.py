@@ -3,7 +3,8 @@
 Below the scanner (collect/scan.py) and the folder (collect/fold.py), which both add to it: a
 draft an extractor returned becomes an event here (`draft_to_event`), and past a cap of
 copies per signature only a count is kept. A draft of an address a node owns (model.ADDRESS) is no event: the
-store keeps it as an Address, beside the events (`addresses`), under the same cap.
+store keeps it as an Address, beside the events (`addresses`), under the same cap; nor is one of the ports a program
+of the job named (model.PORTS_USED): kept once each as a PortsUsed (`ports_used`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from firstfault.extract.base import Draft, LineContext
-from firstfault.model import ADDRESS, Address, Event, Evidence, FieldValue
+from firstfault.model import ADDRESS, FACT_KINDS, PORTS_USED, Address, Event, Evidence, FieldValue, PortsUsed
 
 # What one draft of a line read in full became, less the line's own place and time (collect/fold.py's copies below
 # the store's cap): its signature, its weight, and the event's kind, node, rank, device, fields (the host in them as
@@ -29,13 +30,16 @@ class EventStore:
 
     The addresses the lines name (drafts of kind model.ADDRESS) are kept in `addresses`, in the order read,
     not as events: the first `cap` of a signature, as its events would have been (what the engine learns
-    from them is the first node named for an address).
+    from them is the first node named for an address). The ports a program of the job named (drafts of kind
+    model.PORTS_USED) are kept in `ports_used`, each once, in the order first read: a 16k-rank job's every rank names
+    its node's ports, and what is learned from them is which ports each node's traffic took.
     """
 
     def __init__(self, cap: int = 32) -> None:
         self.cap = cap
         self.events: list[Event] = []
         self.addresses: list[Address] = []
+        self._ports: dict[PortsUsed, None] = {}
         self._seen: dict[tuple[object, ...], Event] = {}
         self._counts: dict[tuple[object, ...], int] = {}
 
@@ -67,7 +71,7 @@ class EventStore:
         """`n` more events of signature `key`, which is past the cap, weighing `weight` together: counted on its
         last kept event, as add() counts them one by one (collect/fold.py)."""
         self._counts[key] += n
-        if key[0] != ADDRESS:  # (an address past the cap is only counted)
+        if key[0] not in FACT_KINDS:  # (a fact past the cap is only counted)
             self._on_last(key, weight)
 
     def _on_last(self, key: tuple[object, ...], weight: int) -> None:
@@ -91,9 +95,9 @@ class EventStore:
         add_drafts does with that copy's drafts, without the extractors (collect/fold.py, LineFold.copy_events)."""
         counts, cap = self._counts, self.cap
         for key, weight, kind, node, rank, device, fields, source, file in events:
-            if kind == ADDRESS:
+            if kind in FACT_KINDS:
                 host = fields.get("host")
-                self._address(key, fields, node, host if isinstance(host, str) else None, rank)
+                self._fact(kind, key, fields, node, host if isinstance(host, str) else None, rank)
                 continue
             # (positional: a dataclass's keywords cost a microsecond or two more an event)
             ev = Event(kind, time, node, Evidence(source, file, line, text), rank, device, dict(fields)) \
@@ -106,19 +110,30 @@ class EventStore:
         for d in drafts:
             rank = d.rank if d.rank is not None else ctx.rank
             key = self._key(d.kind, ctx.source, ctx.file, ctx.node, rank, d.device, d.fields)
-            if d.kind == ADDRESS:
-                self._address(key, d.fields, ctx.node, d.host or ctx.host, rank)
+            if d.kind in FACT_KINDS:
+                self._fact(d.kind, key, d.fields, ctx.node, d.host or ctx.host, rank)
                 continue
             ev = draft_to_event(d, ctx, text) if self._counts.get(key, 0) < self.cap else None
             self._put(key, ev, int(d.fields.get("repeat") or 1))
 
-    def _address(self, key: tuple[object, ...], f: Mapping[str, FieldValue], node: str | None, host: str | None,
-                 rank: int | None) -> None:
-        """Keep an address draft's fields (`addr`, `iface`) and its line's node, host and rank, below the cap."""
+    def _fact(self, kind: str, key: tuple[object, ...], f: Mapping[str, FieldValue], node: str | None,
+              host: str | None, rank: int | None) -> None:
+        """Keep a fact draft's fields and its line's node, host and rank, below the cap (its signature counted, as an
+        event's is, for collect/fold.py): an address (`addr`, `iface`) as an Address; ports (`ports`, `by`) as a
+        PortsUsed, once (the rank only where no node is known)."""
         n = self._counts.get(key, 0) + 1
         self._counts[key] = n
-        if n <= self.cap:
+        if n > self.cap:
+            return
+        if kind == ADDRESS:
             self.addresses.append((str(f["addr"]), str(f["iface"]), node, host, rank))
+        elif kind == PORTS_USED:
+            self._ports[(str(f["ports"]), str(f["by"]), node, host, rank if node is None else None)] = None
+
+    @property
+    def ports_used(self) -> list[PortsUsed]:
+        """The ports the job's programs named (model.PortsUsed), each once, in the order first read."""
+        return list(self._ports)
 
     def add_kept(self, events: list[Event]) -> None:
         """The events another store with this one's cap kept of one file that no other reading adds to here (a
@@ -132,6 +147,10 @@ class EventStore:
         """The addresses of a file another store kept (a parallel reader's worker: its file's, capped there; the
         signature holds the file, which that worker alone read)."""
         self.addresses.extend(addresses)
+
+    def add_ports_used(self, ports: list[PortsUsed]) -> None:
+        """The ports a file's lines named, as another store kept them (a parallel reader's worker's), each once."""
+        self._ports.update(dict.fromkeys(ports))
 
 
 def draft_to_event(d: Draft, ctx: LineContext, text: str) -> Event:

@@ -16,6 +16,7 @@ import importlib.util
 import io
 import os
 import re
+import sys
 import threading
 import zlib
 from collections.abc import Callable, Iterable, Sequence
@@ -40,7 +41,7 @@ from firstfault.extract.base import Candidate, Draft, LineContext, LineExtractor
 from firstfault.extract.excclass import says_little
 from firstfault.extract.memo import ZERO_DIGITS, hex_literals, hex_words
 from firstfault.extract.unrecognized import decided_by_count, zeroed
-from firstfault.model import ADDRESS, Event
+from firstfault.model import FACT_KINDS, Event
 from firstfault.timeparse import TIME_MAX, TIME_MIN, Stamp, TimeParser, _fast
 
 if TYPE_CHECKING:
@@ -831,7 +832,7 @@ class Extraction:
         if not drafts or ctx is None:
             return []
         text = c.text[:TEXT_CLIP]
-        return [draft_to_event(d, ctx, text) for d in drafts if d.kind != ADDRESS]  # (an address is no event)
+        return [draft_to_event(d, ctx, text) for d in drafts if d.kind not in FACT_KINDS]  # (a fact is no event)
 
     def add_events(self, c: Candidate, store: EventStore) -> None:
         """`store.add(ev)` for each of `events(c)`, the ones that only count never built."""
@@ -1125,18 +1126,26 @@ class Extraction:
             return [], None
 
 
+def feed_store(lines: Iterable[Candidate], extractors: Iterable[LineExtractor] | None = None,
+               hosts: Iterable[str] = (), *, ends: bool = False) -> EventStore:
+    """The events and facts (model.FACT_KINDS: addresses, ports) of candidate lines, through the production path
+    (tests, rule tests, tools), in a store that keeps every copy. `ends`: the streams end after them, and what the
+    extractors tell there comes too (Extraction.open_ends: a traceback cut before its exception line, a `dcgmi diag`
+    result held for the reasons under it)."""
+    ex = Extraction(all_line_extractors() if extractors is None else extractors, hosts)
+    store = EventStore(cap=sys.maxsize)
+    for c in lines:
+        ex.add_events(c, store)
+    if ends:
+        for ev in ex.open_ends():
+            store.add(ev)
+    return store
+
+
 def feed_lines(lines: Iterable[Candidate], extractors: Iterable[LineExtractor] | None = None,
                hosts: Iterable[str] = (), *, ends: bool = False) -> list[Event]:
-    """Events of candidate lines, through the production path (tests, rule tests, tools). `ends`: the streams end
-    after them, and what the extractors tell there comes too (Extraction.open_ends: a traceback cut before its
-    exception line, a `dcgmi diag` result held for the reasons under it)."""
-    ex = Extraction(all_line_extractors() if extractors is None else extractors, hosts)
-    out: list[Event] = []
-    for c in lines:
-        out.extend(ex.events(c))
-    if ends:
-        out.extend(ex.open_ends())
-    return out
+    """The events of feed_store."""
+    return feed_store(lines, extractors, hosts, ends=ends).events
 
 
 class LineScanner:

@@ -35,7 +35,7 @@ from firstfault.catalog.tables import (
 from firstfault.extract.excclass import SYMPTOM_KINDS, says_little
 from firstfault.extract.reasons import state_of
 from firstfault.hostlist import NodeNames, machines
-from firstfault.model import Address, ErrorItem, Event, Evidence, iso
+from firstfault.model import Address, ErrorItem, Event, Evidence, PortsUsed, iso
 from firstfault.pci import norm_pci
 from firstfault.spec import ended_in_failure
 from firstfault.timeparse import TIME_MAX, TIME_MIN, in_range
@@ -770,32 +770,39 @@ def _port_of(name: str) -> tuple[str, str | None]:
     return dev, (port or None)
 
 
-def unused_ports(events: list[Event]) -> list[Event]:
+def unused_ports(events: list[Event], said: list[tuple[str | None, str]]) -> list[Event]:
     """A port that a port-state snapshot shows down (`net.link` with `snapshot`) on a node whose job's programs said
-    which RDMA ports their traffic runs on (`net.ports_used`, extract/nccl.py PortsUsedExtractor: NCCL's `NET/IB :
-    Using [0]mlx5_0:1/IB`, which lists only ports that were ACTIVE and selected; perftest's `Device : mlx5_0`), and
-    that is none of them, is a port the job's traffic never took: a host's spare or uncabled port, no cause of the
-    job's failure nor of its slowness. It is marked `unused` (rule network-link-snapshot leaves it out), with the
-    ports the job named (`ports_used`). The words name a node where their line's host does; a snapshot and words of
-    which either names no node are one node's. A snapshot's port that the words name, or a snapshot where no program
-    named its ports, is read as before. The `net.ports_used` events are read here and never reach the rules."""
-    said = [ev for ev in events if ev.kind == "net.ports_used"]
+    which RDMA ports their traffic runs on (`said`: (node, ports) of each model.PortsUsed, extract/nccl.py
+    PortsUsedExtractor: NCCL's `NET/IB : Using [0]mlx5_0:1/IB`, which lists only ports that were ACTIVE and selected;
+    perftest's `Device : mlx5_0`), and that is none of them, is a port the job's traffic never took: a host's spare or
+    uncabled port, no cause of the job's failure nor of its slowness. It is marked `unused` (rule
+    network-link-snapshot leaves it out), with the ports the job named (`ports_used`). The words name a node where
+    their line's host does; a snapshot and words of which either names no node are one node's. A snapshot's port that
+    the words name, or a snapshot where no program named its ports, is read as before. The words are facts of the
+    bundle (model.PORTS_USED), never events: `events` is returned, its snapshots marked."""
     if not said:
         return events
-    out: list[Event] = []
     for ev in events:
-        if ev.kind == "net.ports_used":
-            continue
         if ev.kind == "net.link" and ev.fields.get("snapshot") is True and ev.fields.get("state") == "down":
             iface = ev.fields.get("iface")
             port = ev.fields.get("port")
-            named = [n for w in said if w.node is None or ev.node is None or w.node == ev.node
-                     for n in str(w.fields.get("ports") or "").split()]
+            named = [n for node, ports in said if node is None or ev.node is None or node == ev.node
+                     for n in ports.split()]
             if named and isinstance(iface, str) and iface != "ib" and not any(
                     dev == iface and (p is None or port is None or p == str(port)) for dev, p in map(_port_of, named)):
                 ev.fields["unused"] = True
                 ev.fields["ports_used"] = " ".join(dict.fromkeys(named))
-        out.append(ev)
+    return events
+
+
+def ports_said(ports: list[PortsUsed], mapper: NodeMapper) -> list[tuple[str | None, str]]:
+    """(node, ports) of each model.PortsUsed the lines named, its node mapped as an event's line is (NodeMapper.
+    line_node); those of a host outside the allocation left out, as its events are (normalise)."""
+    out: list[tuple[str | None, str]] = []
+    for named, _, node, host, rank in ports:
+        at = mapper.line_node(node, host, rank)
+        if at is None or not mapper.nodes or at in mapper.node_set:
+            out.append((at, named))
     return out
 
 

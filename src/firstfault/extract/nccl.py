@@ -53,7 +53,7 @@ from firstfault.extract.verbs import (
     read_completion,
     socket_peer_status,
 )
-from firstfault.model import ADDRESS, FieldValue
+from firstfault.model import ADDRESS, PORTS_USED, FieldValue
 
 _DETAIL_CLIP: Final = 400
 
@@ -1118,13 +1118,14 @@ _PERFTEST_DEVICE = re.compile(
 
 class PortsUsedExtractor:
     """The RDMA devices (and ports) a program of the job said its traffic runs on: NCCL's `NET/IB : Using [0]mlx5_0:1/IB
-    ...` and perftest's banner `Device : mlx5_0`, as `net.ports_used` with `ports` (`mlx5_0:1 mlx5_1`, a device
-    without a port where the line names none) and `by`. A fact about the job, never a cause nor a symptom: engine/
-    normalise.py `unused_ports` reads it to tell a snapshot's down port the job's traffic never took (a host's spare
-    port) from one it did, and drops it before the rules run."""
+    ...` and perftest's banner `Device : mlx5_0`, as drafts of kind model.PORTS_USED with `ports` (`mlx5_0:1 mlx5_1`,
+    a device without a port where the line names none) and `by`. A fact about the job, never an event (the event store
+    keeps it beside them, once per node, host and ports: collect/events.py): engine/normalise.py `unused_ports` reads
+    it to tell a snapshot's down port the job's traffic never took (a host's spare port) from one it did."""
 
     name = "transport.ports_used"
-    emits: Mapping[str, frozenset[str]] = {"net.ports_used": frozenset({"ports", "by"})}
+    # No event kind: its drafts (model.PORTS_USED, fields `ports` and `by`) are facts (see above).
+    emits: Mapping[str, frozenset[str]] = {}
     sources: frozenset[str] = frozenset({"application", "syslog"})
     literals: tuple[str, ...] = ("NET/IB : Using [", "NET/IB: Using [", "Dual-port")
 
@@ -1145,7 +1146,7 @@ class PortsUsedExtractor:
             by = "perftest"
         if ports:
             ctx.claimed = True
-            draft = _place(Draft("net.ports_used", {"ports": " ".join(ports), "by": by}, rank=rank), head)
+            draft = _place(Draft(PORTS_USED, {"ports": " ".join(ports), "by": by}, rank=rank), head)
             draft.device = None  # the ports are the fact, not the rank's GPU
             yield draft
 
