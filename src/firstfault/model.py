@@ -55,8 +55,15 @@ Address = tuple[str, str, str | None, str | None, int | None]
 # where the line's file is of no node (where the node is known, a rank names no other).
 PORTS_USED = "net.ports_used"
 PortsUsed = tuple[str, str, str | None, str | None, int | None]
+# NCCL's word that a communicator has its network (`NCCL INFO Using network IB`: extract/nccl.py NcclNetReadyExtractor),
+# a fact about the job's start as its ports are: kept beside the events (EventStore.net_ready), the first 32 of a file,
+# node, rank and GPU as events are, with its line's place and time, since engine/normalise.py `net_found_after` reads
+# where it stands (after a net plugin's failure in the same file: NCCL went on). (network, file, line, time, node,
+# host, rank).
+NET_READY = "nccl.net_ready"
+NetReady = tuple[str, str | None, int | None, datetime | None, str | None, str | None, int | None]
 # The kinds whose drafts are facts kept beside the events, never events.
-FACT_KINDS = frozenset({ADDRESS, PORTS_USED})
+FACT_KINDS = frozenset({ADDRESS, PORTS_USED, NET_READY})
 
 
 @dataclass(slots=True)

@@ -8,7 +8,7 @@ from firstfault.collect.events import EventStore
 from firstfault.collect.scan import Extraction, all_line_extractors
 from firstfault.engine.normalise import NodeMapper
 from firstfault.extract.base import Candidate, Draft, LineContext
-from firstfault.model import ADDRESS
+from firstfault.model import ADDRESS, NET_READY
 
 # NCCL's INFO line (src/bootstrap.cc `Bootstrap : Using %s`, its interface and address as ncclSocketToString prints
 # them), with the host:pid:tid [dev] header of NCCL's logger.
@@ -30,8 +30,18 @@ def test_an_address_draft_is_kept_as_an_address_not_an_event() -> None:
 def test_another_draft_of_the_same_line_stays_an_event() -> None:
     """The near miss: a kind other than the address's is an event as before, and no address."""
     store = EventStore()
-    store.add_drafts([Draft("nccl.net_ready", {"network": "IB"})], _ctx(), "NCCL INFO Using network IB")
-    assert [e.kind for e in store.events] == ["nccl.net_ready"] and store.addresses == []
+    store.add_drafts([Draft("nccl.timeout", {"op": "ALLREDUCE"})], _ctx(), "NCCL timeout")
+    assert [e.kind for e in store.events] == ["nccl.timeout"] and store.addresses == []
+
+
+def test_a_network_word_is_kept_with_its_place_not_as_an_event() -> None:
+    store = EventStore(cap=2)
+    for line in range(3):  # the first `cap` of a signature, as events are kept
+        ctx = LineContext("application", "app/rank-3.log", 7 + line, "node-01", 3, None, {})
+        store.add_drafts([Draft(NET_READY, {"network": "IB"})], ctx, "NCCL INFO Using network IB")
+    assert store.events == []
+    assert store.net_ready == [("IB", "app/rank-3.log", 7, None, "node-01", None, 3),
+                               ("IB", "app/rank-3.log", 8, None, "node-01", None, 3)]
 
 
 def test_the_extraction_gives_the_line_as_an_address() -> None:

@@ -12,6 +12,8 @@ import copy
 import pytest
 
 from firstfault.analysis.analyze import Analyzer
+from firstfault.collect.scan import feed_store
+from firstfault.extract.base import Candidate
 from firstfault.model import Verdict
 from tests.conftest import WORKLOAD, BundleMaker
 from tests.extract.test_b7pass import feed  # every extractor, as the scanner runs them, on an application log
@@ -252,7 +254,8 @@ def test_a_remote_rclone_has_no_section_for_is_the_set_up_cause(make_bundle: Bun
 # The host prefix is NVIDIA/nccl#1189's log's; the words are NCCL's init line.
 
 def _nets(lines: list[str]) -> list[object]:
-    return [e.fields.get("network") for e in feed(lines) if e.kind == "nccl.net_ready"]
+    store = feed_store(Candidate("application", "app.log", i, None, None, None, t) for i, t in enumerate(lines, 1))
+    return [net for net, *_ in store.net_ready]
 
 
 def test_the_network_nccl_found_is_read_without_its_trailing_blanks() -> None:

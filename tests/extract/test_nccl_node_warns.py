@@ -16,7 +16,9 @@ from firstfault.analysis.analyze import Analyzer
 from firstfault.catalog import tables
 from firstfault.catalog.tables import nccl_node_warns
 from firstfault.catalog.vocab import CatalogTableError
+from firstfault.collect.scan import feed_store
 from firstfault.extract import nccl
+from firstfault.extract.base import Candidate
 from tests.conftest import WORKLOAD, BundleMaker
 from tests.extract import helpers
 
@@ -584,8 +586,8 @@ def test_the_plugins_errno_line_that_nccl_found_a_network_after_is_no_cause(make
     rank2 = [OFI_GETINFO, *OFI_SUMMARY, ready, "[2026-11-02 10:30:00] step 1200 loss 2.31", WATCHDOG]
     got = _verdict(make_bundle, {"app/rank-2.log": "\n".join(rank2) + "\n"})
     assert got[1] != "node.driver.rdma"
-    assert [e.fields.get("network") for e in helpers.events([ready]) if e.kind == "nccl.net_ready"] == [ready.split(
-        "Using network ")[1]]
+    store = feed_store([Candidate("application", "app.log", 1, None, None, None, ready)])
+    assert [net for net, *_ in store.net_ready] == [ready.split("Using network ")[1]]
 
 
 def test_nccls_network_word_before_the_plugins_failure_does_not_excuse_it(make_bundle: BundleMaker) -> None:

@@ -31,6 +31,7 @@ from firstfault.engine.normalise import (
     one_record_per_job,
     own_end,
     ports_said,
+    ready_placed,
     silent_nodes,
     terminal_lines,
     terminal_state,
@@ -173,7 +174,8 @@ class Analysis:
         if wrapped:
             placed = [e for e in placed if e.fields.get("envelope") is not True]
         said = ports_said(self.store.ports_used, mapper)
-        events = terminal_lines(unused_ports(net_found_after(one_record_per_job(placed)), said))
+        ready = ready_placed(self.store.net_ready, ctx, mapper, timedelta(seconds=settings.clock_skew + 120))
+        events = terminal_lines(unused_ports(net_found_after(one_record_per_job(placed), ready), said))
         # A traceback cut before its exception line says least of all: it is read only where nothing else was
         # (below, after the error lines' own words), never beside another cause or symptom.
         cut = [e for e in events if e.fields.get("truncated") is True]

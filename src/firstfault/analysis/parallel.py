@@ -6,7 +6,7 @@ stamps and its kept events depend on that file only (EventStore's key holds
 the file). So worker processes scan and extract whole files, and the parent
 takes their results in the bundle's file order, exactly where the one-process
 reader would have produced them: the events go to the EventStore in the same
-order (and the addresses and ports its lines name, model.Address and model.PortsUsed, to their lists),
+order (and the facts its lines name, model.Address, PortsUsed and NetReady, to their lists),
 and the lines a file offers as unrecognized, folded by line shape in the
 worker (OfferFold), are taken by the one Unrecognized collector in the same
 order, as offering them one by one would leave it (its grouping depends on
@@ -48,7 +48,7 @@ from firstfault.collect.scan import Extraction, FileStats, all_line_extractors
 from firstfault.extract.base import Candidate
 from firstfault.extract.memo import scan_gc
 from firstfault.extract.unrecognized import Folded, FoldFull, OfferFold, Unrecognized, zeroed
-from firstfault.model import LINE_SOURCES, Address, Event, Evidence, FieldValue, PortsUsed
+from firstfault.model import LINE_SOURCES, Address, Event, Evidence, FieldValue, NetReady, PortsUsed
 from firstfault.timeparse import TimeParser
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ _JOB: _Job | None = None  # set in the parent just before the fork; the workers 
 
 
 def _scan_task(job: _Job, ex: Extraction, i: int,
-               fold: bool = True) -> tuple[FileStats, list[Event], list[Address], list[PortsUsed]]:
+               fold: bool = True) -> tuple[FileStats, list[Event], list[Address], list[PortsUsed], list[NetReady]]:
     t = job.tasks[i]
     # The file's events folded as the parent's store folds them (EventStore.add takes the counts
     # back): a chatty file sends its kept events, not a million copies.
@@ -116,7 +116,7 @@ def _scan_task(job: _Job, ex: Extraction, i: int,
         fold=LineFold(ex, store) if fold else None, ident=t.ident)
     for ev in ex.open_ends(t.rel):  # the file's streams end here (a traceback cut before its exception line)
         store.add(ev)
-    return stats, store.events, store.addresses, store.ports_used
+    return stats, store.events, store.addresses, store.ports_used, store.net_ready
 
 
 # What a worker sends back, as flat tuples: a slotted dataclass (Event, Evidence, FileStats) pickles and
@@ -146,13 +146,14 @@ def _stats_from_wire(w: _WireStats) -> FileStats:
     return FileStats(*w)
 
 
-_Result = tuple[str, _WireStats | None, list[_WireEvent], list[Address], list[PortsUsed], list[Folded]]  # _work's
+_Result = tuple[str, _WireStats | None, list[_WireEvent], list[Address], list[PortsUsed], list[NetReady],
+                list[Folded]]  # _work's
 
 
 def _work(i: int) -> _Result:
-    """A file's stats, events (as sent: _to_wire), addresses and ports (model.Address, model.PortsUsed: plain tuples)
-    and folded offers; no stats for a file of more line shapes than an OfferFold holds (FoldFull), which the parent
-    reads itself."""
+    """A file's stats, events (as sent: _to_wire), facts (model.Address, model.PortsUsed, model.NetReady: plain
+    tuples) and folded offers; no stats for a file of more line shapes than an OfferFold holds (FoldFull), which the
+    parent reads itself."""
     job = _JOB
     assert job is not None
     if job.extraction is None:
@@ -162,10 +163,11 @@ def _work(i: int) -> _Result:
     fold = ex.unrecognized
     assert isinstance(fold, OfferFold)
     try:
-        stats, events, addresses, ports = _scan_task(job, ex, i)
+        stats, events, addresses, ports, ready = _scan_task(job, ex, i)
     except FoldFull:
-        return job.tasks[i].rel, None, [], [], [], []
-    return job.tasks[i].rel, _stats_to_wire(stats), [_to_wire(ev) for ev in events], addresses, ports, fold.take()
+        return job.tasks[i].rel, None, [], [], [], [], []
+    return (job.tasks[i].rel, _stats_to_wire(stats), [_to_wire(ev) for ev in events], addresses, ports, ready,
+            fold.take())
 
 
 def _reoffer(job: _Job, i: int, target: Unrecognized) -> None:
@@ -327,7 +329,7 @@ def collect_bundle_parallel(analyzer: ScannerSource, bundle: Bundle, analysis: K
             once = {rel for rel, n in Counter(t.rel for t in tasks).items() if n == 1}
 
             def scan(kind: str, src: ResolvedSource, sf: SourceFile, tp: TimeParser) -> FileStats:
-                rel, stats, events, addresses, ports, folded = next(results)
+                rel, stats, events, addresses, ports, ready, folded = next(results)
                 if rel != sf.rel:  # the reader's order and the tasks' order are one order
                     raise RuntimeError(f"parallel reader out of step: got {rel}, expected {sf.rel}")
                 if stats is None:
@@ -344,6 +346,7 @@ def collect_bundle_parallel(analyzer: ScannerSource, bundle: Bundle, analysis: K
                         add(_from_wire(w))
                 analysis.store.add_addresses(addresses)
                 analysis.store.add_ports_used(ports)
+                analysis.store.add_net_ready(ready)
                 if not unrecognized.merge(folded):
                     # The template cache is nearly full (a bundle of very many line shapes): this file's
                     # lines are offered one by one, as the one-process reader offers them.

@@ -51,9 +51,10 @@ def _events_for(test: RuleTest) -> list[Event]:
         events.append(Event(kind=te.kind, time=te_t, node=te.node, rank=te.rank, device=te.device,
                             fields=extra,
                             evidence=Evidence(source="test", file="test", line=j + 1, text=te.kind)))
-    # (a test's lines name their node: the ports its programs named are that node's)
+    # (a test's lines name their node: the ports its programs named, and NCCL's network words, are that node's)
     said = [(node, ports) for ports, _, node, _, _ in store.ports_used]
-    return terminal_lines(unused_ports(net_found_after(events), said))
+    ready = [(file, node, line or 0, rank, net) for net, file, line, _, node, _, rank in store.net_ready]
+    return terminal_lines(unused_ports(net_found_after(events, ready), said))
 
 
 def run_case(rule: Rule, test: RuleTest, catalog: Catalog) -> tuple[bool, str]:

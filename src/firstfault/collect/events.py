@@ -4,7 +4,8 @@ Below the scanner (collect/scan.py) and the folder (collect/fold.py), which both
 draft an extractor returned becomes an event here (`draft_to_event`), and past a cap of
 copies per signature only a count is kept. A draft of an address a node owns (model.ADDRESS) is no event: the
 store keeps it as an Address, beside the events (`addresses`), under the same cap; nor is one of the ports a program
-of the job named (model.PORTS_USED): kept once each as a PortsUsed (`ports_used`).
+of the job named (model.PORTS_USED): kept once each as a PortsUsed (`ports_used`); nor NCCL's word that it has its
+network (model.NET_READY): a NetReady, with its place and time, under the cap (`net_ready`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,18 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from firstfault.extract.base import Draft, LineContext
-from firstfault.model import ADDRESS, FACT_KINDS, PORTS_USED, Address, Event, Evidence, FieldValue, PortsUsed
+from firstfault.model import (
+    ADDRESS,
+    FACT_KINDS,
+    NET_READY,
+    PORTS_USED,
+    Address,
+    Event,
+    Evidence,
+    FieldValue,
+    NetReady,
+    PortsUsed,
+)
 
 # What one draft of a line read in full became, less the line's own place and time (collect/fold.py's copies below
 # the store's cap): its signature, its weight, and the event's kind, node, rank, device, fields (the host in them as
@@ -32,7 +44,9 @@ class EventStore:
     not as events: the first `cap` of a signature, as its events would have been (what the engine learns
     from them is the first node named for an address). The ports a program of the job named (drafts of kind
     model.PORTS_USED) are kept in `ports_used`, each once, in the order first read: a 16k-rank job's every rank names
-    its node's ports, and what is learned from them is which ports each node's traffic took.
+    its node's ports, and what is learned from them is which ports each node's traffic took. NCCL's words that it
+    has its network (model.NET_READY) are kept in `net_ready`, the first `cap` of a signature with their place and
+    time, in the order read.
     """
 
     def __init__(self, cap: int = 32) -> None:
@@ -40,6 +54,7 @@ class EventStore:
         self.events: list[Event] = []
         self.addresses: list[Address] = []
         self._ports: dict[PortsUsed, None] = {}
+        self.net_ready: list[NetReady] = []
         self._seen: dict[tuple[object, ...], Event] = {}
         self._counts: dict[tuple[object, ...], int] = {}
 
@@ -97,7 +112,7 @@ class EventStore:
         for key, weight, kind, node, rank, device, fields, source, file in events:
             if kind in FACT_KINDS:
                 host = fields.get("host")
-                self._fact(kind, key, fields, node, host if isinstance(host, str) else None, rank)
+                self._fact(kind, key, fields, node, host if isinstance(host, str) else None, rank, file, line, time)
                 continue
             # (positional: a dataclass's keywords cost a microsecond or two more an event)
             ev = Event(kind, time, node, Evidence(source, file, line, text), rank, device, dict(fields)) \
@@ -111,16 +126,17 @@ class EventStore:
             rank = d.rank if d.rank is not None else ctx.rank
             key = self._key(d.kind, ctx.source, ctx.file, ctx.node, rank, d.device, d.fields)
             if d.kind in FACT_KINDS:
-                self._fact(d.kind, key, d.fields, ctx.node, d.host or ctx.host, rank)
+                self._fact(d.kind, key, d.fields, ctx.node, d.host or ctx.host, rank, ctx.file, ctx.lineno, ctx.time)
                 continue
             ev = draft_to_event(d, ctx, text) if self._counts.get(key, 0) < self.cap else None
             self._put(key, ev, int(d.fields.get("repeat") or 1))
 
     def _fact(self, kind: str, key: tuple[object, ...], f: Mapping[str, FieldValue], node: str | None,
-              host: str | None, rank: int | None) -> None:
+              host: str | None, rank: int | None, file: str | None, line: int | None, time: datetime | None) -> None:
         """Keep a fact draft's fields and its line's node, host and rank, below the cap (its signature counted, as an
         event's is, for collect/fold.py): an address (`addr`, `iface`) as an Address; ports (`ports`, `by`) as a
-        PortsUsed, once (the rank only where no node is known)."""
+        PortsUsed, once (the rank only where no node is known); a network (`network`) as a NetReady, with the line's
+        file, number and time."""
         n = self._counts.get(key, 0) + 1
         self._counts[key] = n
         if n > self.cap:
@@ -129,6 +145,8 @@ class EventStore:
             self.addresses.append((str(f["addr"]), str(f["iface"]), node, host, rank))
         elif kind == PORTS_USED:
             self._ports[(str(f["ports"]), str(f["by"]), node, host, rank if node is None else None)] = None
+        elif kind == NET_READY:
+            self.net_ready.append((str(f["network"]), file, line, time, node, host, rank))
 
     @property
     def ports_used(self) -> list[PortsUsed]:
@@ -147,6 +165,10 @@ class EventStore:
         """The addresses of a file another store kept (a parallel reader's worker: its file's, capped there; the
         signature holds the file, which that worker alone read)."""
         self.addresses.extend(addresses)
+
+    def add_net_ready(self, ready: list[NetReady]) -> None:
+        """The network words of a file another store kept (a parallel reader's worker: its file's, capped there)."""
+        self.net_ready.extend(ready)
 
     def add_ports_used(self, ports: list[PortsUsed]) -> None:
         """The ports a file's lines named, as another store kept them (a parallel reader's worker's), each once."""

@@ -35,7 +35,7 @@ from firstfault.catalog.tables import (
 from firstfault.extract.excclass import SYMPTOM_KINDS, says_little
 from firstfault.extract.reasons import state_of
 from firstfault.hostlist import NodeNames, machines
-from firstfault.model import Address, ErrorItem, Event, Evidence, PortsUsed, iso
+from firstfault.model import Address, ErrorItem, Event, Evidence, NetReady, PortsUsed, iso
 from firstfault.pci import norm_pci
 from firstfault.spec import ended_in_failure
 from firstfault.timeparse import TIME_MAX, TIME_MIN, in_range
@@ -231,16 +231,26 @@ class Outside:
         return out
 
 
+def _window(ctx: Context, grace: timedelta) -> tuple[datetime | None, datetime | None]:
+    """The attempt's window widened by `grace` on both sides (None: no bound on that side)."""
+    return (ctx.window_start - grace if ctx.window_start else None,
+            ctx.window_end + grace if ctx.window_end else None)
+
+
+def _outside(t: datetime, start: datetime | None, end: datetime | None) -> bool:
+    """Whether `t` falls outside the (widened) window: another attempt's time."""
+    return (start is not None and t < start) or (end is not None and t > end)
+
+
 def normalise(events: list[Event], ctx: Context, mapper: NodeMapper, grace: timedelta,
               outside: Outside | None = None) -> list[Event]:
     """The events of the attempt placed on its allocation: those of other times or other hosts dropped
     (the latter counted in `outside`). The addresses the lines named are `mapper`'s already (learn_addresses)."""
-    start = ctx.window_start - grace if ctx.window_start else None
-    end = ctx.window_end + grace if ctx.window_end else None
+    start, end = _window(ctx, grace)
     out: list[Event] = []
     for ev in events:
         t = ev.time
-        if t is not None and ((start is not None and t < start) or (end is not None and t > end)):
+        if t is not None and _outside(t, start, end):
             continue  # outside this attempt's window: another job's evidence
         if t is not None and not in_range(t):
             if outside is not None:  # a time no sum can be made with (a window without an end lets it through)
@@ -723,44 +733,57 @@ def _answered_nodes(events: list[Event]) -> list[Event]:
         > (ev.evidence.line or 0))]
 
 
-def net_found_after(events: list[Event]) -> list[Event]:
+def net_found_after(events: list[Event], ready: list[tuple[str | None, str | None, int, int | None, str]]) \
+        -> list[Event]:
     """A net plugin's failure (an `nccl.error` of transport `ofi`: AWS's OFI plugin, `NET/OFI OFI fi_getinfo() call
-    failed: No data available`) that NCCL's word that it found a network follows (an `nccl.net_ready`, `NCCL INFO
-    Using network Socket`, later in the same file, on the same node, of the same rank where both name one) was met
-    while NCCL brought its networks up and went on from: NCCL tried its next transport, or the plugin its next
-    protocol, and the communicator got a network. It is marked `fallback` (node-rdma-stack and app-setup leave it
-    out: a run that went on to train was not stopped by it). So is NCCL's own IB transport failing to come up (an
-    `nccl.error` of transport `ib`: `misc/ibvwrap.cc ... NCCL WARN Call to ibv_open_device failed`, `NET/IB : Unable
-    to open device mlx5_bond_0`, a container without the HCA's device) where the network NCCL then found is another
-    (`Using network Socket`): NCCL went on over its sockets. The network words themselves are never events of the
-    analysis.
+    failed: No data available`) that NCCL's word that it found a network follows (`ready`: (file, node, line, rank,
+    network) of each model.NetReady placed, ready_placed; `NCCL INFO Using network Socket`, later in the same file, on
+    the same node, of the same rank where both name one) was met while NCCL brought its networks up and went on from:
+    NCCL tried its next transport, or the plugin its next protocol, and the communicator got a network. It is marked
+    `fallback` (node-rdma-stack and app-setup leave it out: a run that went on to train was not stopped by it). So is
+    NCCL's own IB transport failing to come up (an `nccl.error` of transport `ib`: `misc/ibvwrap.cc ... NCCL WARN Call
+    to ibv_open_device failed`, `NET/IB : Unable to open device mlx5_bond_0`, a container without the HCA's device)
+    where the network NCCL then found is another (`Using network Socket`): NCCL went on over its sockets. `events` is
+    returned, its failures marked.
 
     The network words are indexed only for the (file, node) pairs where such a failure was read: a many-rank job's
     every rank says `Using network` once (16k words), its failures, if any, are a few, in a few files."""
     failed = {(ev.evidence.file, ev.node) for ev in events
               if ev.kind == "nccl.error" and ev.fields.get("transport") in ("ofi", "ib")}
-    ready: dict[tuple[str | None, str | None], list[tuple[int, int | None, str]]] = {}
-    any_ready = False
-    for ev in events:
-        if ev.kind == "nccl.net_ready":
-            any_ready = True
-            if (where := (ev.evidence.file, ev.node)) in failed:
-                net = str(ev.fields.get("network") or "")
-                ready.setdefault(where, []).append((ev.evidence.line or 0, ev.rank, net))
-    if not any_ready:
+    if not failed or not ready:
         return events
-    out: list[Event] = []
+    index: dict[tuple[str | None, str | None], list[tuple[int, int | None, str]]] = {}
+    for file, node, line, rank, net in ready:
+        if (file, node) in failed:
+            index.setdefault((file, node), []).append((line, rank, net))
     for ev in events:
-        if ev.kind == "nccl.net_ready":
-            continue
         transport = ev.fields.get("transport") if ev.kind == "nccl.error" else None
         if transport in ("ofi", "ib"):
             line = ev.evidence.line or 0
             if any(at > line and (rank is None or ev.rank is None or rank == ev.rank)
                    and (transport == "ofi" or not net.startswith("IB"))
-                   for at, rank, net in ready.get((ev.evidence.file, ev.node), ())):
+                   for at, rank, net in index.get((ev.evidence.file, ev.node), ())):
                 ev.fields["fallback"] = True
-        out.append(ev)
+    return events
+
+
+def ready_placed(ready: list[NetReady], ctx: Context, mapper: NodeMapper, grace: timedelta) \
+        -> list[tuple[str | None, str | None, int, int | None, str]]:
+    """(file, node, line, rank, network) of each model.NetReady the lines named that normalise would keep as an event:
+    in the attempt's window, its node mapped as an event's line is (NodeMapper.line_node), not another host's (a time
+    no sum can be made with, or another host's, is left out, as such an event is, without being counted: a fact is no
+    evidence of the verdict)."""
+    start, end = _window(ctx, grace)
+    out: list[tuple[str | None, str | None, int, int | None, str]] = []
+    for net, file, line, time, node, host, rank in ready:
+        if time is not None and (_outside(time, start, end) or not in_range(time)):
+            continue
+        if rank is not None and rank > MAX_RANK:
+            rank = None
+        at = mapper.line_node(node, host, rank)
+        if at is not None and mapper.nodes and at not in mapper.node_set:
+            continue
+        out.append((file, at, line or 0, rank, net))
     return out
 
 

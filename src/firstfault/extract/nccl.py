@@ -53,7 +53,7 @@ from firstfault.extract.verbs import (
     read_completion,
     socket_peer_status,
 )
-from firstfault.model import ADDRESS, PORTS_USED, FieldValue
+from firstfault.model import ADDRESS, NET_READY, PORTS_USED, FieldValue
 
 _DETAIL_CLIP: Final = 400
 
@@ -1176,14 +1176,14 @@ def _net_ready(body: str) -> re.Match[str] | None:
 
 
 class NcclNetReadyExtractor:
-    """NCCL's INFO line that a communicator has its network (engine/normalise.py: a net plugin's failure before it
-    was a fallback; never a cause nor a symptom itself)."""
+    """NCCL's INFO line that a communicator has its network (engine/normalise.py `net_found_after`: a net plugin's
+    failure before it was a fallback; never a cause nor a symptom itself): drafts of kind model.NET_READY with
+    `network` (and `library`, a fork's name, where the header names one), facts the event store keeps beside the
+    events (collect/events.py)."""
 
     name = "nccl.net_ready"
-    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
-    emits: Mapping[str, frozenset[str]] = {
-        "nccl.net_ready": frozenset({"network", "library"}),
-    }
+    # No event kind: its drafts (model.NET_READY) are facts (see above).
+    emits: Mapping[str, frozenset[str]] = {}
     sources: frozenset[str] = frozenset({"application", "syslog"})
     literals: tuple[str, ...] = tuple(f"{row.tag} INFO Using network " for row in PRINTERS)
 
@@ -1195,7 +1195,7 @@ class NcclNetReadyExtractor:
             fields: dict[str, FieldValue] = {"network": m.group("net").rstrip()}
             if (library := _library(body, head)) is not None:
                 fields["library"] = library
-            yield _place(Draft("nccl.net_ready", fields, rank=rank), head)
+            yield _place(Draft(NET_READY, fields, rank=rank), head)
 
 
 EXTRACTORS: tuple[LineExtractor, ...] = (
