@@ -12,7 +12,7 @@ from firstfault.analysis.analyze import Analyzer
 from firstfault.extract.base import Draft
 from tests.conftest import BundleMaker
 from tests.extract import helpers
-from tests.extract.helpers import alone
+from tests.extract.helpers import alone, last_line
 
 TB = helpers.TB
 
@@ -75,3 +75,82 @@ def test_near_miss_a_job_that_went_on_after_the_warning_is_not_its_cause(make_bu
     lines = [*NGC, "epoch 1 step 10 loss 2.31", TB, '  File "/srv/train.py", line 9, in main', "KeyError: 'label'"]
     v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app(lines)})))
     assert v.root_cause is not None and v.root_cause.category == "app.exception"
+
+
+# A library's or a compiler's own check that the GPU's architecture is not one its kernels are for
+# (catalog/exceptions.yaml `gpu_arch`, the row after the entrypoint's): CUDA's 209 in the library's words, the
+# workload's build.
+@pytest.mark.parametrize("line", [
+    # NVIDIA/Megatron-LM#4175: Transformer Engine's MXFP8 recipe check on an RTX PRO 6000 (sm_120), asserted
+    "AssertionError: MXFP8 (for all gemm layouts) is not supported on 12.0+ architectures yet.",
+    # ... and raised by TE's own check_recipe_support
+    "RuntimeError: MXFP8 (for all gemm layouts) is not supported on 12.0+ architectures yet.",
+    # vllm-project/vllm#40851: DeepGEMM's dispatch on an A800 (sm_80), DGException's words
+    "RuntimeError: Assertion error (.../deepgemm-src/csrc/apis/hyperconnection.hpp:56): Unsupported architecture",
+    # DeepGEMM's first releases' DGException
+    "RuntimeError: Failed: Assertion error csrc/apis/gemm.hpp:212 'Unsupported architecture'",
+    # Dao-AILab/flash-attention flash_api.cpp on a V100 / T4
+    "RuntimeError: FlashAttention only supports Ampere GPUs or newer.",
+    # Inductor's Triton backend on a P100 (torch._inductor.exc.GPUTooOldForTriton's words)
+    "RuntimeError: Found Tesla P100-PCIE-16GB which is too old to be supported by the triton GPU compiler, which is "
+    "used as the backend. Triton only supports devices of CUDA Capability >= 7.0, but your device is of CUDA "
+    "capability 6.0",
+    # ATen's checks of the ops built for some architectures only
+    "RuntimeError: torch._grouped_mm is only supported on CUDA devices with compute capability = 9.0",
+    "RuntimeError: torch._scaled_mm is only supported on CUDA devices with compute capability >= 9.0 or 8.9, or "
+    "ROCm MI300+",
+    "ValueError: torch._scaled_grouped_mm is only supported on CUDA devices with compute capability = [9.0, 10.0], "
+    "or ROCm MI300+",
+])
+def test_a_librarys_check_of_the_gpus_architecture_is_the_workloads_build(line: str) -> None:
+    d = _config(last_line(line)) or _config(alone(line))
+    assert len(d) == 1, alone(line)
+    assert d[0].fields["cuda_code"] == 209
+
+
+@pytest.mark.parametrize("line", [
+    # the bare words are any program's about a CPU or an ISA
+    "RuntimeError: Unsupported architecture",
+    'thread main panicked at src/host.rs:12:5: Unsupported architecture',
+    # a shape on some architectures, a dtype: the input's, not the build's
+    "RuntimeError: head_dim size in (192, 224] is not supported on sm86 and sm89",
+    "RuntimeError: FlashAttention only support fp16 and bf16 data type",
+    # PyTorch's warning that the GPU is newer than its build: a warning the job may outlive (the 209 after it decides)
+    "UserWarning: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch "
+    "installation.",
+    # Transformer Engine's check of a number format the GPU cannot do: the job's set-up, not the build
+    "AssertionError: Device compute capability 8.9 or higher required for FP8 execution.",
+])
+def test_near_miss_other_unsupported_words_are_no_build_mismatch(line: str) -> None:
+    assert _config(last_line(line)) == [] and _config(alone(line)) == []
+
+
+def _setup(drafts: list[Draft]) -> list[Draft]:
+    return [d for d in drafts if d.kind == "app.exception" and d.fields.get("setup")]
+
+
+@pytest.mark.parametrize("line", [
+    # pytorch/torchtitan#1523: torch._grouped_mm in a ROCm build (ATen's Blas.cpp)
+    "RuntimeError: grouped gemm is not supported on ROCM",
+    # FBGEMM's and rtp-llm's own checks on ROCm
+    "RuntimeError: gqa_attn_splitk with use_tensor_cores=True is not supported on ROCm",
+    "RuntimeError: beam search is not supported on ROCm yet",
+    # Transformer Engine's recipe checks: a number format the GPU's generation cannot do
+    "AssertionError: Device compute capability 8.9 or higher required for FP8 execution.",
+    "RuntimeError: Device compute capability 10.0 or higher required for MXFP8 execution.",
+    "RuntimeError: FP8 block scaled GEMM requires compute capability 9.0 or higher and CUDA >= 12.9.",
+])
+def test_a_platform_or_format_the_job_lacks_is_its_setup(line: str) -> None:
+    assert len(_setup(last_line(line))) == 1, last_line(line)
+
+
+@pytest.mark.parametrize("line", [
+    # a test suite's skip reason with the same words is no failure
+    "SKIPPED [1] tests/test_xformers.py:12: Xformers backend is not supported on ROCm.",
+    # a dtype unsupported whatever the platform
+    "RuntimeError: \"addmm_impl_cpu_\" not implemented for 'Half'",
+    # TE's check of the toolkit, not of the GPU
+    "AssertionError: Cuda version 12.1 or higher required for FP8 execution on Ada.",
+])
+def test_near_miss_a_skip_or_another_unsupported_word_is_no_setup(line: str) -> None:
+    assert _setup(last_line(line)) == [] and _setup(alone(line)) == []
