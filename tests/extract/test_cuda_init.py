@@ -85,3 +85,18 @@ def test_ggmls_init_failure_names_cudas_own_message_and_a_near_miss_in_prose_doe
     assert err is not None and (err.code, err.cls) == (802, "system_not_ready")
     # a program's own words with no colon and no CUDA message after them name no error
     assert codes.cuda_error_of("warning: failed to initialize CUDA, falling back to the CPU backend") is None
+
+
+def test_pytorchs_own_words_for_999_read_as_999_from_no_named_call() -> None:
+    # pytorch/pytorch#190225 and #197073 (c10/cuda/CUDAFunctions.cpp device_count_impl, `case cudaErrorUnknown`),
+    # and its warning form (nanoporetech/dorado#319): CUDA's 999, the line naming no call of INIT_CALLS: `other`
+    for line in ("RuntimeError: CUDA unknown error - this may be due to an incorrectly set up",
+                 "[W CUDAFunctions.cpp:109] Warning: CUDA initialization: CUDA unknown error - this may be due to an "
+                 "incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start. "
+                 "Setting the available devices to be zero. (function operator())"):
+        err = codes.cuda_error_of(line)
+        assert err is not None and (err.code, err.cls) == (999, "other"), line
+
+
+def test_near_miss_a_programs_unknown_error_with_cuda_in_prose_is_no_999() -> None:
+    assert codes.cuda_error_of("CUDA unknown error handler registered") is None

@@ -113,6 +113,29 @@ def test_the_node_a_scheduler_says_it_lost_is_the_events_host() -> None:
     assert (d.kind, d.fields["due_to"], d.host) == ("process.signal", "node_failure", "elcap8767")
 
 
+def test_a_ci_service_that_lost_its_runner_names_the_runner_lost() -> None:
+    # pytorch/serve#2736 (GitHub Actions' job annotation, verbatim): the runner's host rebooted under the job
+    [d] = scan(EXTRACTORS, ["The self-hosted runner: regression-test-gpu-3 lost communication with the server. Verify "
+                            "the machine is running and has a healthy network connection. Anything in your workflow "
+                            "that terminates the runner process, starves it for CPU/Memory, or blocks its network "
+                            "access can cause this error."], "application")
+    assert (d.fields["due_to"], d.host) == ("node_failure", "regression-test-gpu-3")
+    # fedimint/fedimint#6021 (a GitHub-hosted runner, GitHub's pool's name: no host) and buildkite/agent#991's
+    for line in ("The hosted runner: GitHub Actions 9 lost communication with the server. Anything in your workflow "
+                 "that terminates the runner process, starves it for CPU/Memory, or blocks its network access can "
+                 "cause this error.", "Exited with status -1 (agent lost)"):
+        [d] = scan(EXTRACTORS, [line], "application")
+        assert (d.fields["due_to"], d.host) == ("node_failure", None), line
+
+
+def test_near_miss_a_runner_told_to_shut_down_names_no_lost_node() -> None:
+    # the runner's own notice (a service stopped or a VM taken back: it does not say which), and a job's own words
+    for line in ("The runner has received a shutdown signal. This can happen when the runner service is stopped, or a "
+                 "manually started runner is canceled.",
+                 "client lost communication with the server, retrying in 5s"):
+        assert all(d.fields.get("due_to") != "node_failure" for d in scan(EXTRACTORS, [line], "application")), line
+
+
 def test_a_flux_exec_exception_for_a_program_the_job_named_is_its_own() -> None:
     # flux-framework/flux-core#6892 (https://github.com/flux-framework/flux-core/issues/6892), garlick on fluke: `flux
     # run -N1 /g/g0/garlick/nosuchcommand`. The exception names the job, the task's host and the program that

@@ -163,3 +163,25 @@ def test_near_miss_a_loader_line_the_job_outlived_is_not_its_cause(make_bundle: 
              "KeyError: 'label'"]
     v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app(lines)})))
     assert v.root_cause is not None and v.root_cause.category == "app.exception"
+
+
+# --------------------------------------------------------------------------
+# The loader unable to start a program of the platform (catalog/platform.yaml `platform_programs` `executables`)
+# --------------------------------------------------------------------------
+
+
+def test_the_loader_failing_a_platform_daemon_is_that_daemons_failure() -> None:
+    # NVIDIA/pyxis#163: Slurm 24.11's slurmstepd in the job's container without its libslurmfull.so
+    got = [(e.kind, e.fields.get("program"), e.fields.get("part")) for e in events([
+        "/usr/sbin/slurmstepd: error while loading shared libraries: libslurmfull.so: cannot open shared object file: "
+        "No such file or directory"])]
+    assert got == [("platform.error", "slurmd", "scheduler")]
+
+
+def test_near_miss_the_jobs_own_program_named_like_a_daemon_stays_its_set_up() -> None:
+    # a program whose name only holds a daemon's (`slurmstepd-wrapper`), and the job's own binary
+    for line in ("./slurmstepd-wrapper: error while loading shared libraries: libfoo.so: cannot open shared object "
+                 "file: No such file or directory",
+                 "./train: error while loading shared libraries: libslurmfull.so: cannot open shared object file: No "
+                 "such file or directory"):
+        assert _read([line]) == [("app.exception", {"setup": True})], line

@@ -160,6 +160,8 @@ def test_near_miss_a_drain_on_shutdown_that_ran_out_is_no_peers_timeout() -> Non
     "node, each instance must use a different --engine-info-bootstrap-port.",
     "ValueError: Failed to bind to 0.0.0.0:8265 because it's already occupied. You can use `ray start "
     "--dashboard-port ...` or `ray.init(dashboard_port=...)` to select a different port.",
+    # ray/_private/parameter.py RayParams._check_usage (NVIDIA-NeMo/RL#261): two of the node's components, one port
+    "ValueError: Ray component worker_ports is trying to use a port number 53058 that is used by other components.",
     # vllm/v1/executor/ray_utils.py, ray/train/_internal/backend_executor.py: resources the cluster lacks
     "ValueError: Cannot provide a placement group of placement_group_specs=[{'GPU': 1.0}] within 1800 seconds. See "
     "`ray status` and `ray list nodes` to make sure the cluster has enough resources.",
@@ -214,6 +216,8 @@ def test_the_programs_logged_set_up_words_are_the_jobs_set_up(line: str) -> None
     "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
     # (synthetic) a program's own words that a node has no GPU, without vLLM's resource view after them
     "RuntimeError: Current node has no GPU available, retrying on the next node",
+    # (synthetic) a component's port named without Ray's check's words
+    "ValueError: Ray component worker_ports uses port number 53058",
 ])
 def test_near_miss_like_words_of_the_same_programs_are_no_set_up(line: str) -> None:
     assert all(d.fields.get("setup") is None for d in last_line(line))

@@ -238,6 +238,20 @@ def test_the_nodes_prolog_that_failed_in_slurmds_log() -> None:
     assert [(e.fields["side"], e.fields.get("weak")) for e in got] == [("node", None)]
 
 
+def test_the_sites_task_prolog_that_failed_is_the_nodes() -> None:
+    # NVIDIA/pyxis#163 (slurmd.log, DebugFlags=Script): slurm.conf's TaskProlog, src/slurmd/slurmstepd/task.c
+    # `error("TaskProlog failed status=%d", status)`
+    got = ours(feed(["[2025-03-20T09:44:42.488] [818.interactive] error: TaskProlog failed status=127"], "syslog",
+                    "node-02"))
+    assert [(e.fields["side"], e.fields.get("weak")) for e in got] == [("node", None)]
+
+
+def test_near_miss_a_task_epilog_after_the_task_names_no_cause() -> None:
+    # src/slurmd/slurmstepd/mgr.c _wait_for_any_task: after the task ended
+    got = ours(feed(["[2025-03-20T09:44:42.488] [818.0] error: TaskEpilog failed status=1"], "syslog", "node-02"))
+    assert all(e.fields.get("side") in (None, "none") for e in got)
+
+
 def test_near_miss_the_jobs_own_task_prolog_is_its_set_up() -> None:
     # src/slurmd/slurmstepd/task.c: `error("--task-prolog failed status=%d", status)`: a script the job gave
     got = ours(feed(["slurmstepd: error: --task-prolog failed status=127"]))

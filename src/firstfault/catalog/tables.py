@@ -2153,6 +2153,9 @@ class PlatformProgram(_Row, kw_only=True, frozen=True):
     # the scripts it runs as its steps, as a `CalledProcessError`'s command names them (`'./utils/install_docker.sh'`
     # in `Command '['sudo', 'bash', './utils/install_docker.sh']' returned non-zero exit status 100.`)
     steps: tuple[Annotated[str, Meta(min_length=6, pattern=r"^[^'\s]+$")], ...] = ()
+    # its executables' file names, as the dynamic loader names the program it could not start (`/usr/sbin/slurmstepd:
+    # error while loading shared libraries: ...`): a loader failure of one is the program's failure, not the job's
+    executables: tuple[Annotated[str, Meta(min_length=4, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")], ...] = ()
     printed_by: Annotated[str, Meta(min_length=8)]  # the repository and manifest or source that names it
 
     def __post_init__(self) -> None:
@@ -2368,6 +2371,13 @@ def provisioning_step(message: str) -> PlatformProgram | None:
     if "'" not in message:
         return None
     return next((row for row in platform_program_table() if any(f"'{s}'" in message for s in row.steps)), None)
+
+
+def platform_executable(path: str) -> PlatformProgram | None:
+    """The platform program (catalog/platform.yaml `platform_programs`) whose `executables` holds the file name of
+    `path` (`/usr/sbin/slurmstepd`, `slurmd`), or None: the job's own program."""
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return next((row for row in platform_program_table() if name in row.executables), None)
 
 
 @lru_cache(maxsize=1)

@@ -450,6 +450,11 @@ CUDA_ANCHORS: Final = (
     "CUDA runtime error",
     # PyTorch's check of the driver's CUDA version (cuda.yaml, 35's alias).
     "The NVIDIA driver on your system is too old",
+    # PyTorch's words before 999's message from its device count (c10/cuda/CUDAFunctions.cpp device_count_impl, `case
+    # cudaErrorUnknown`: `CUDA unknown error - this may be due to an incorrectly set up environment, ...`, as an
+    # exception and as the `CUDA initialization:` warning). The line names no call of INIT_CALLS, so 999 there is
+    # `other`, as from any call (cuda.yaml `at_init`).
+    "CUDA unknown error - this may be due to",
     # HIP (ROCm) mirrors the CUDA runtime: hipError_t keeps cudaError_t's numbers and hipGetErrorString its messages
     # (ROCm/HIP include/hip/hip_runtime_api.h), and PyTorch on ROCm prints `HIP error: an illegal memory access was
     # encountered` where a CUDA build prints `CUDA error: ...`: the same table reads it.

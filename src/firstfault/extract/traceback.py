@@ -62,6 +62,7 @@ from firstfault.catalog.tables import (
     fortran_runtime_error_table,
     is_driver_library,
     object_store_code_table,
+    platform_executable,
 )
 from firstfault.extract.base import Draft, LineContext
 from firstfault.extract.codes import (
@@ -1668,10 +1669,23 @@ def _loader(exc: Exc, body: str) -> Draft:
     (catalog/platform.yaml `driver_libraries`: libcuda, libnvidia-*) the node's driver is not installed, or not mounted
     into the job's container: the driver stack (what CUDA says as a driver class: node.driver)."""
     message = exc.msg or body.strip()
+    started = _LOADER_PROGRAM.search(message)
+    row = platform_executable(started.group("prog")) if started is not None else None
+    if row is not None:
+        # the program the loader could not start is one of the platform's under the job (catalog/platform.yaml
+        # `platform_programs` `executables`: slurmstepd): that program failed on the node, whatever library it lacks
+        return Draft("platform.error", {"program": row.program, "part": row.part, "text": "loader",
+                                        "message": clip(message)})
     lib = loader_library(message)
     if lib is not None and is_driver_library(lib):
         return Draft("app.cuda_error", {"error": "driver", "message": clip(message)})
     return _setup(exc)
+
+
+# The program glibc's loader names before its fatal words (elf/dl-error-skeleton.c _dl_signal_error: `%s: %s: %s`,
+# the program's argv[0] first): `/usr/sbin/slurmstepd: error while loading shared libraries: libslurmfull.so: ...`.
+_LOADER_PROGRAM = re.compile(r"(?:^|\s)(?P<prog>[^\s:'\"]{1,200}): "
+                             r"(?:error while loading shared libraries|symbol lookup error|relocation error): ")
 
 
 def _object_store(exc: Exc, code: str | None = None) -> Draft:
