@@ -488,6 +488,13 @@ CUDA_ANCHORS: Final = (
     # Error: CUDA Runtime library throws an error: an illegal memory access was encountered, in file
     # .../prod_env_mat.cu: 625`).
     "CUDA Runtime library throws an error:", "HIP runtime library throws an error:",
+    # tensorview's TV_CHECK_CUDA_ERR and TV_CHECK_CUDA_ERR_V2 (traveller59/spconv include/tensorview/tensor.h, carried
+    # on in FindDefinition/cumm under spconv 2.x: `__macro_s << __FILE__ << " " << __LINE__ << "\n"; __macro_s <<
+    # "cuda execution failed with error " << __macro_err;` then, in _V2, `" " << cudaGetErrorString(__macro_err)`),
+    # thrown as std::runtime_error under spconv's and its users' (mmdetection3d, OpenPCDet) sparse convolutions:
+    # `cuda execution failed with error 700 an illegal memory access was encountered`, spconv 1.x's `... with error 2`
+    # (the number alone: 2 is the accelerator's memory).
+    "cuda execution failed with error",
 )
 # A CUDA API call reporting its own failure (`call to cuMemAlloc returned error 2`): `returned error` is an
 # anchor only after the call's name; other programs say it too (the Azure SDK for Go's `storage: service
@@ -514,9 +521,23 @@ ALLOC_LITERALS: Final = ("cudaMalloc", "cuMemAlloc")
 # error is the one cudaGetErrorString printed after it, after `CUDA: ` where the macro says so. The `(8 vs. 0)`
 # numbers are the toolkit's of the day (before CUDA 10.1, 8 was invalid device function; today it is 98), so only
 # the message names the error; without one, a CUDA error whose kind is not said.
-_CHECK_FAILED: Final = "Check failed"
+# The same check in an assertion's words, the expression quoted and then ` failed`: the C library's assert()
+# (glibc assert/assert.c `%s%s%s:%u: %s%sAssertion `%s' failed.`: `Assertion `err == cudaSuccess' failed.`) and
+# FAISS's GPU code (facebookresearch/faiss faiss/impl/FaissAssert.h: FAISS_ASSERT_FMT's `Faiss assertion '%s' failed
+# in %s at %s:%d; details: ` + its format, which faiss/gpu/utils/DeviceUtils.h CUDA_VERIFY makes `CUDA error %d %s`
+# with cudaGetErrorString; FAISS_THROW_IF_NOT_FMT's `Error: '%s' failed: ` + its format, raised to Python as
+# RuntimeError, which faiss/gpu/StandardGpuResources.cpp's allocator fills with `Failed to cudaMalloc <n> bytes on
+# device <d> (error 2 out of memory` before 1.7.1 and `StandardGpuResources: alloc fail ... (cudaMalloc error out of
+# memory [2])` since). Its bare FAISS_ASSERT (`Faiss assertion 'err == cudaSuccess' failed in ... at
+# utils/StackDeviceMemory.cpp:33`) prints no status: a CUDA error whose kind is not said.
+_CHECK_FAILED: Final = ("Check failed", "Success' failed", "Success)' failed")
 _CHECKED_SUCCESS: Final = ("cudaSuccess", "hipSuccess")
 _CHECK_MESSAGE_AFTER: Final = "CUDA: "
+# The pinned host allocators, whose `out of memory` is the host's (as _ALLOC_FAILED says): a failed check on one
+# (FAISS's `failed to cudaHostAlloc <n> bytes for CPU <-> GPU async copy buffer (error 2 out of memory)`) is no
+# accelerator OOM.
+_HOST_ALLOC_CALLS: Final = ("cudaHostAlloc", "cudaMallocHost", "cuMemHostAlloc", "cuMemAllocHost", "hipHostMalloc",
+                            "hipMallocHost", "hipHostAlloc")
 # A CUDA driver call (or a shim's wrapper of one, named as the driver's calls are: `cu` and a capital) reporting its
 # own failure with the CUresult it got, as `<call> failed res=<N>`: HAMi-core, the vGPU layer a Kubernetes pod's
 # CUDA calls go through under HAMi (Project-HAMi/HAMi-core src/allocator/allocator.c `LOG_ERROR("cuMemoryAllocate
@@ -768,7 +789,7 @@ def _cuda_error_of(text: str) -> CudaError | None:
     if text.startswith(":") and _HIP_TRACE.match(text):
         launch = _HIP_LAUNCH_RETURNED.search(text) if "Launch" in text else None
         return _cuda_index()[0].get(launch.group("err").lower()) if launch is not None else None
-    if _CHECK_FAILED in text and any(w in text for w in _CHECKED_SUCCESS):
+    if any(w in text for w in _CHECK_FAILED) and any(w in text for w in _CHECKED_SUCCESS):
         return _checked(text)
     failed_res = (_CALL_FAILED_RES.search(text) if any(a in text for a in _CALL_FAILED_LITERALS) else None)
     strong = failed_res is not None or _anchored(text) or (
@@ -934,6 +955,8 @@ def _checked(text: str) -> CudaError | None:
     m = rx.search(tail)
     if m is not None:
         err = by_key[m.group(0).lower()]
+        if err.cls == "oom" and any(w in tail for w in _HOST_ALLOC_CALLS):
+            return CudaError(err.code, err.name, err.message, "other")  # the host's memory (_HOST_ALLOC_CALLS)
         return None if err.cls == "deinitialized" else err
     return CudaError(None, "unknown", "", "other")
 

@@ -451,7 +451,8 @@ class ExceptionExtractor:
             exc, owner_entry, text = closed.exc, closed.owner, closed.text
             drafts, decisive = tb.classify(text, exc, nccl_owns(text), numerics(text) is not None, closed.frames,
                                            other_owned=reason_owned(text),
-                                           in_library_thread=closed.library_thread, in_thread=closed.thread)
+                                           in_library_thread=closed.library_thread, in_thread=closed.thread,
+                                           call=closed.call)
             if closed.chained:
                 ctx.claimed = True  # an envelope of a chain that already decided
                 return

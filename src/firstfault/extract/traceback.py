@@ -1098,6 +1098,17 @@ _DATALOADER = re.compile(r"DataLoader worker|dataloader's workers|in worker\b|sh
 # DataLoader's workers, `during fork is a system limitation`).
 _FORK_FRAME = re.compile(r"multiprocessing[/\\]popen_fork\.py\S*, line \d+, in _launch\b"
                          r"|[/\\]subprocess\.py\S*, line \d+, in _execute_child\b")
+# A program the process asked the OS to run, where exec(2) or CreateProcess itself raised: subprocess's child
+# (Lib/subprocess.py `_execute_child`, which re-raises the child's exec errno, or CreateProcess's on Windows), os.py's
+# `_execvpe` under os.execvp / execlp, and the os module's own exec and spawn calls (C functions with no frame of
+# their own: the call is the source line under the innermost frame, torchpack's launcher `os.execve('/bin/sh', ...)`).
+# ENOENT or EACCES there is a program (or the working directory subprocess was given) that is not on the path the
+# job's image or environment gives it, or not executable: the job's set-up, as catalog/exceptions.yaml reads Java's
+# `Cannot run program`, Node's `spawn mpirun ENOENT` and Rust's spawn error, never the storage's.
+_EXEC_FRAME = re.compile(r"[/\\]subprocess\.py\S*, line \d+, in _execute_child\b"
+                         r"|[/\\]os\.py\S*, line \d+, in _execvpe\b")
+_EXEC_CALL = re.compile(r"\bos\.(?:exec[lv]p?e?|spawn[lv]p?e?|posix_spawnp?)\(")
+_EXEC_ERRNOS: Final = frozenset({"ENOENT", "EACCES"})
 _RENDEZVOUS_FRAME = re.compile(r"torch[/\\]distributed[/\\](?:rendezvous\.py|elastic[/\\]rendezvous[/\\])")
 _UNREACHABLE = re.compile(r"timed out|[Tt]imeout|host not found|Name or service not known|name resolution"
                           r"|nodename nor servname|No route to host|Network is unreachable|Connection refused"
@@ -2055,7 +2066,7 @@ def words_cause(text: str) -> Draft | None:
 
 def classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
              frames: tuple[str, ...] = (), other_owned: bool = False,
-             in_library_thread: bool = False, in_thread: bool = False) -> tuple[list[Draft], bool]:
+             in_library_thread: bool = False, in_thread: bool = False, call: str = "") -> tuple[list[Draft], bool]:
     """The events a traceback's final line holds, and whether it decides its chain.
 
     `other_owned`: another extractor reads this line as its own event (a memory-limit kill raised as an
@@ -2066,8 +2077,9 @@ def classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
     failures (a CUDA error, a storage errno, a signal or a peer's failure is still read as such).
     `in_thread`: it ended a thread of the workload's own: its exception is marked `thread`, which names a cause only
     in an attempt that failed (analysis/analyze.py: the thread's death alone ends no process).
+    `call`: the source line under the innermost frame (Closed.call), the call that raised.
     """
-    drafts, decisive = _classify(body, exc, nccl_owned, numerics_owned, frames, other_owned)
+    drafts, decisive = _classify(body, exc, nccl_owned, numerics_owned, frames, other_owned, call)
     if in_library_thread:
         drafts = [d for d in drafts if d.kind != "app.exception"]
     elif in_thread:
@@ -2078,7 +2090,7 @@ def classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
 
 
 def _classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
-              frames: tuple[str, ...], other_owned: bool) -> tuple[list[Draft], bool]:
+              frames: tuple[str, ...], other_owned: bool, call: str = "") -> tuple[list[Draft], bool]:
     cuda = cuda_drafts(body, exc)
     if cuda:
         return cuda, True
@@ -2095,6 +2107,9 @@ def _classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
         return [sig], True
     if frames and _FORK_FRAME.search(frames[-1]) and errno_of(exc.msg) == "EAGAIN":
         return [_setup(exc, "EAGAIN", limit="nproc")], True  # fork(2) refused by the process limit
+    if (((frames and _EXEC_FRAME.search(frames[-1])) or ("os." in call and _EXEC_CALL.search(call)))
+            and (name := errno_of(exc.msg)) in _EXEC_ERRNOS):
+        return [_setup(exc, name)], True  # a program the job asked to run is not there, or not executable
     by_class = _by_class(exc, body, frames)
     if by_class is not None:
         return by_class
@@ -2148,6 +2163,7 @@ class _Stream:
     decided: bool = False  # the current chain already produced its event
     owner: tuple[int | None, str | None] | None = None  # torchrun summary entry owning the open traceback
     frames: list[str] = field(default_factory=list)  # the open traceback's `File "..."` lines, innermost last
+    call: str | None = None  # the source line under its innermost frame, once one came (Closed.call)
     thread_header: int | None = None  # line of the last `Exception in thread ...:`
     in_thread: bool = False  # the open traceback (and its chain) ended a thread, not the process
     ignored_header: int | None = None  # line of the last `Exception ignored in: ...` (_IGNORED_HEADER)
@@ -2187,6 +2203,7 @@ class Closed:
     # nothing of the workload's failed
     ignored: bool = False
     thread: bool = False  # it ended a thread, not the process (its header, or its thread's bootstrap frame)
+    call: str = ""  # the source line Python printed under the innermost frame: the call that raised, where it was kept
 
 
 def _lead_key(lead: str) -> str:
@@ -2312,7 +2329,7 @@ class TracebackModel:
                 st.decided = False
                 st.in_thread = st.thread_header is not None and ctx.lineno - st.thread_header <= 1
                 st.ignored = st.ignored_header is not None and ctx.lineno - st.ignored_header <= 1
-            st.opened, st.owner, st.frames, st.entry = ctx.lineno, owner, [], None
+            st.opened, st.owner, st.frames, st.entry, st.call = ctx.lineno, owner, [], None, None
             st.head, st.who, st.head_text = ctx, who, body
             ctx.claimed = True
             return None
@@ -2340,7 +2357,7 @@ class TracebackModel:
                 st.decided = False
                 st.in_thread = False
                 st.ignored = False
-            st.opened, st.owner, st.frames = ctx.lineno, owner, [body.strip()]
+            st.opened, st.owner, st.frames, st.call = ctx.lineno, owner, [body.strip()], None
             st.head, st.who, st.head_text = ctx, who, body
             st.entry = None if _stdlib(body) else body.strip()
             st.in_thread = st.in_thread or _THREAD_ENTRY.search(body) is not None
@@ -2359,12 +2376,15 @@ class TracebackModel:
                 del st.frames[:-MAX_FRAMES]
                 if st.entry is None and not _stdlib(body):
                     st.entry = body.strip()
+                st.call = None
+            elif st.frames and st.call is None:
+                st.call = body.strip()  # the frame's source line (3.11's caret lines after it are not)
             return None
         chained = st.decided
         frames = tuple(st.frames)
         closed = Closed(exc, chained, st.owner, frames, st.in_thread and library_thread(st.entry),
-                        body, who, st.ignored or ignored(frames), st.in_thread)
-        st.opened, st.closed, st.owner, st.frames = None, ctx.lineno, None, []
+                        body, who, st.ignored or ignored(frames), st.in_thread, st.call or "")
+        st.opened, st.closed, st.owner, st.frames, st.call = None, ctx.lineno, None, [], None
         return closed
 
     def stack_line(self, body: str, who: object) -> bool:
