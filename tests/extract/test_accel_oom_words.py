@@ -87,3 +87,24 @@ def test_an_accelerator_oom_in_a_services_journal_is_read() -> None:
 ])
 def test_the_journal_reader_reads_the_accelerator_oom_words_only(line: str) -> None:
     assert kinds([line], "syslog") == []
+
+
+# PaddlePaddle's allocators (paddle/fluid/memory/allocation/cuda_allocator.cc and xpu_allocator.cc): as posted
+# (PaddlePaddle/PaddleDetection#3100, Paddle 2.0.1), and its XPU kernels' concatenation (filled in)
+@pytest.mark.parametrize("line", [
+    "Out of memory error on GPU 0. Cannot allocate 18.062744MB memory on GPU 0, available memory is only 17.537501MB.",
+    "Out of memory error on GPU 1. Cannot allocate 2.000000GB memory on GPU 1, 14.812500GB memory has been allocated "
+    "and available memory is only 1.437500GB.",
+    "Out of memory error on XPU, Cannotallocate 96.000000MB memory on XPU. ",
+])
+def test_paddles_device_allocator_words_are_the_accelerators_memory(line: str) -> None:
+    assert len(ooms([line])) == 1
+
+
+@pytest.mark.parametrize("line", [
+    # prose about another program's memory (a Spark guide's words), and a host's
+    "Out of memory error on the executor: Broadcasting has to use the memory of the executor to store the table.",
+    "Out of memory error on CPU 0. Cannot allocate 1.5GB memory on CPU 0",
+])
+def test_near_miss_other_out_of_memory_errors_are_no_accelerators(line: str) -> None:
+    assert ooms([line]) == []

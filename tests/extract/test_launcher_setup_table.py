@@ -281,3 +281,48 @@ def test_hydra_unable_to_open_the_host_file_is_the_launchs_setup() -> None:
                      ]) == [("hostfile_invalid", None)]
     # the words in prose about a host file that was opened
     assert setup_of(["note: the launcher reported it was unable to open host file lists before 4.0"]) == []
+
+
+# A launcher that finds no scheduler, or a build without the backend the distributed set-up asks for (catalog/
+# exceptions.yaml, family setup): facebookincubator/submitit slurm/slurm.py, auto/auto.py and local/local.py;
+# horovod/horovod runner/launch.py, common/basics.py, common/util.py and torch/cuda_util.cc; PaddlePaddle/Paddle's
+# PADDLE_THROW texts and its pybind bindings' class names; PyTorch's c10d bindings (their format strings with our
+# values; the Paddle AttributeError and the submitit ones as posted in PaddlePaddle/PaddleOCR#3493,
+# facebookresearch/audiocraft#342 and IDEA-Research/DINO#70).
+@pytest.mark.parametrize("line", [
+    'RuntimeError: Could not detect "srun", are you indeed on a slurm cluster?',
+    "ValueError: LocalExecutor can use only one node. Use nodes=1",
+    "RuntimeError: Did not found an available executor among dict_keys(['debug', 'local', 'slurm']).",
+    "ValueError: Horovod has not been built with MPI support. Ensure MPI is installed and reinstall Horovod with "
+    "HOROVOD_WITH_MPI=1 to debug the build error.",
+    "ValueError: Gloo support has not been built.  If this is not expected, ensure CMake is installed and reinstall "
+    "Horovod with HOROVOD_WITH_GLOO=1 to debug the build error.",
+    "ImportError: Extension horovod.torch has not been built: /opt/venv/horovod/torch/mpi_lib_v2.so not found",
+    "RuntimeError: (Unavailable) PaddlePaddle should be compiled with NCCL and NCCL version >= 2.7.3 is needed.",
+    "OSError: (PreconditionNotMet) PaddlePaddle should compile with GPU.",
+    "AttributeError: module 'paddle.fluid.core_avx' has no attribute 'NCCLParallelContext'",
+    "AttributeError: module 'paddle.base.libpaddle' has no attribute 'ProcessGroupNCCL'",
+    "ImportError: cannot import name 'ProcessGroupNCCL' from 'torch._C._distributed_c10d' (unknown location)",
+    "AttributeError: module 'torch.distributed' has no attribute 'init_process_group'",
+    "RuntimeError: [enforce fail at operator.cc:46] op. Cannot create operator of type 'NCCLAllreduce' on the device "
+    "'CUDA'. Verify that implementation for the corresponding device exist. It might also happen if the binary is not "
+    "linked with the operator implementation code.",
+])
+def test_a_missing_scheduler_or_backend_is_the_launchs_setup(line: str) -> None:
+    assert [d.kind for d in last_line(line) if d.fields.get("setup")] == ["app.exception"]
+
+
+@pytest.mark.parametrize("line", [
+    # another attribute of the same compiled modules: the program's own (a renamed API)
+    "AttributeError: module 'paddle.fluid.core_avx' has no attribute 'set_feed_variable'",
+    "AttributeError: module 'torch.distributed' has no attribute 'all_gather_into_tensr'",
+    # submitit's other refusals of a parameter: the job's own call
+    "ValueError: Provided visible_gpus=3 is not an instance of Sequence.",
+    # the words about a future build, not this one
+    "RuntimeError: PaddlePaddle should compile with GPUs in a later release",
+    # an NCCL system error inside Caffe2 names no missing build (its cause is said elsewhere, or not at all)
+    "RuntimeError: [enforce fail at cuda_nccl_gpu.cc:24] status == ncclSuccess. 2 vs 0.  Error at: cuda_nccl_gpu.cc24: "
+    "system error",
+])
+def test_near_miss_other_words_of_those_programs(line: str) -> None:
+    assert [d for d in last_line(line) if d.fields.get("setup")] == []

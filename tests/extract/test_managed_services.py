@@ -465,6 +465,41 @@ def test_another_programs_timeout_in_those_words_is_no_modal_limit() -> None:
     assert said(["PROBABLE ERROR! Startup of 'svc' hit its timeout of 5000 ms!"]) == []
 
 
+# submitit's job-side handler raising its scheduler's (or local executor's) time limit when the job cannot be requeued
+# (facebookincubator/submitit core/job_environment.py checkpoint_and_try_requeue), alone and as the collector re-raises
+# it under FailedJobError with the job's trace (core/core.py exception(); facebookincubator/submitit#1775's report).
+_SUBMITIT_TIMED_OUT = ("submitit.core.utils.UncompletedJobError: Job not requeued because: timed-out and not "
+                       "checkpointable.")
+
+
+@pytest.mark.parametrize("lines", [
+    [_SUBMITIT_TIMED_OUT],
+    ["submitit.core.utils.UncompletedJobError: Job not requeued because: timed-out too many times."],
+    ["submitit.core.utils.FailedJobError: Job (task=0) failed during processing with trace:",
+     "----------------------", "Traceback (most recent call last):",
+     '  File "/x/submitit/core/job_environment.py", line 226, in checkpoint_and_try_requeue',
+     "    raise utils.UncompletedJobError(message)", _SUBMITIT_TIMED_OUT],
+])
+def test_submitit_timed_out_is_its_schedulers_time_limit(lines: list[str]) -> None:
+    assert [e.kind for e in feed(lines) if e.kind == "app.exception"] == []
+    assert said(lines) == [("process.signal", "time_limit", "submitit")]
+
+
+@pytest.mark.parametrize("lines", [
+    # a job that could not be requeued for another reason (the same function's other no_requeue_reason)
+    ["submitit.core.utils.UncompletedJobError: Job not requeued because: checkpoint function returned None."],
+    # submitit's FailedJobError for a job killed with no result (core/utils.py)
+    ["submitit.core.utils.FailedJobError: Job got killed for an unknown reason."],
+    # the job's own exception under the collector's FailedJobError decides
+    ["submitit.core.utils.FailedJobError: Job (task=0) failed during processing with trace:",
+     "----------------------", "Traceback (most recent call last):", '  File "train.py", line 3, in main',
+     "    raise ValueError(\"bad lr\")", "ValueError: bad lr"],
+])
+def test_other_submitit_failures_stay_the_jobs_exception(lines: list[str]) -> None:
+    assert said(lines) == []
+    assert [e.kind for e in feed(lines) if e.kind == "app.exception"]
+
+
 # ---------------------------------------------------------------- through the engine
 
 _STEPS = ["[rank{r}]: step 5000 loss 2.31", "[rank{r}]: step 5010 loss 2.30"]

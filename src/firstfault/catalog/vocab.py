@@ -150,7 +150,7 @@ SchedReasonName = Literal[
 # phrases name
 SchedulerName = Literal["sge", "pbs", "pbspro", "torque", "moab", "lsf", "flux", "kubernetes", "htcondor", "docker",
                         "ecs", "nomad", "slurm", "gcp", "aws", "azure", "ray", "sagemaker", "vertex", "modal",
-                        "systemd-oomd", "earlyoom", "yarn", "pals", "dask", "kaggle", "colab",
+                        "systemd-oomd", "earlyoom", "yarn", "pals", "dask", "kaggle", "colab", "submitit",
                         "github_actions", "buildkite"]
 # The cloud APIs among them: their words are about a VM (a preemption that takes a node back, a quota or a stock-out
 # that refused to create one), never about the job's own process

@@ -43,6 +43,12 @@ KNOWN_CONTEXT: Final = re.compile(
     # messages`: the message itself is read where it was printed, the count adds no failure of its own
     r"|\bmore process(?:es have| has) sent help message \S+ / "
     r"|\bSet MCA parameter \S+ to 0 to see all help / error messages"
+    # FFmpeg's log of a codec's or a demuxer's context (libavutil/log.c av_log_default_callback: `[NAME @ 0xADDR] `, the
+    # context's item name and address, then the message: libavcodec/h264_refs.c `mmco: unref short failure`,
+    # libavformat/mov.c `moov atom not found`, h264_slice.c `decode_slice_header error`), as the readers that decode
+    # through it print (decord, PyAV, torchvision, OpenCV): the media's complaint about one input's bytes, which the
+    # program concealed or skipped or turned into an error of its own (its exception is read where it is raised)
+    r"|^\[[\w#/:.,-]{1,80} @ \dx[\da-f]{4,16}\] "
 )
 
 
