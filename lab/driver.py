@@ -589,6 +589,17 @@ def _launches(fault: Fault, host: str, port: int) -> list[tuple[list[str], dict[
     raise ValueError(f"{fault.name}: no launcher for mode {fault.mode!r}")
 
 
+def _remove_ds_shm(port: int) -> None:
+    """DeepSpeed's CPU all-reduce workspace (deepspeed/ops/csrc/cpu/comm/shm.cpp: a POSIX shared-memory file per rank,
+    `/dev/shm/deepspeed_allreduce_buffer_<uid>_<MASTER_ADDR>_<MASTER_PORT>_<rank>`, about 69 MB each) is never
+    unlinked when the ranks end, killed or not: each run of the lab left 200 MB in /dev/shm, which is memory, until a
+    full test tier's ran the machine low enough that Ray's memory monitor killed another fault's workers. The run's
+    own files (its master port) go once its processes have."""
+    for f in Path("/dev/shm").glob(f"deepspeed_allreduce_buffer_{os.getuid()}_*_{port}_*"):
+        with contextlib.suppress(OSError):
+            f.unlink()
+
+
 DASK_WORKERS = 3
 
 
@@ -679,8 +690,8 @@ def run_local(fault: Fault, out: Path) -> RunResult:
     procs: list[subprocess.Popen[bytes]] = []
     t0 = time.time()
     detail = ""
+    port = _free_port()
     try:
-        port = _free_port()
         launches = _launches(fault, host, port)
         for n, (argv, extra, log) in enumerate(launches):
             if fault.mode == "dask" and n == len(launches) - 1:
@@ -716,6 +727,8 @@ def run_local(fault: Fault, out: Path) -> RunResult:
             rcs = [p.wait(max(1.0, deadline - time.monotonic())) for p in procs]
     finally:
         _end_groups(procs)  # what a launcher left behind (a Ray daemon, an orphaned rank) goes with it
+        if fault.mode == "deepspeed":
+            _remove_ds_shm(port)
     t1 = time.time()
     rc = next((c for c in rcs if c != 0), 0)
     # seen on a loaded machine: Ray's node timed out during start-up, before any rank ran a step
