@@ -166,7 +166,8 @@ class Analysis:
             fabric.learn_addresses(self.store.addresses)
             extracted = fab.place(extracted, fabric)
         mapper.learn_addresses(self.store.addresses)  # (which node owns each address the lines named: a peer's)
-        placed = normalise(extracted, ctx, mapper, timedelta(seconds=settings.clock_skew + 120), self.outside)
+        grace = timedelta(seconds=settings.clock_skew + 120)  # the window's slack on both sides
+        placed = normalise(extracted, ctx, mapper, grace, self.outside)
         # An exception chain of envelopes only (extract/exceptions.py and extract/torchrun.py `at_end`: a launcher's
         # summary of a worker's failure, a bare EOFError, with nothing in the stream that says why) is no event of the
         # attribution: only a failure seen, which keeps a run whose end is not shown from being called well.
@@ -174,7 +175,7 @@ class Analysis:
         if wrapped:
             placed = [e for e in placed if e.fields.get("envelope") is not True]
         said = ports_said(self.store.ports_used, mapper)
-        ready = ready_placed(self.store.net_ready, ctx, mapper, timedelta(seconds=settings.clock_skew + 120))
+        ready = ready_placed(self.store.net_ready, ctx, mapper, grace)
         events = terminal_lines(unused_ports(net_found_after(one_record_per_job(placed), ready), said))
         # A traceback cut before its exception line says least of all: it is read only where nothing else was
         # (below, after the error lines' own words), never beside another cause or symptom.
