@@ -589,13 +589,13 @@ def _launches(fault: Fault, host: str, port: int) -> list[tuple[list[str], dict[
     raise ValueError(f"{fault.name}: no launcher for mode {fault.mode!r}")
 
 
-def _remove_ds_shm(port: int) -> None:
+def _remove_ds_shm(port: int, shm: Path = Path("/dev/shm")) -> None:
     """DeepSpeed's CPU all-reduce workspace (deepspeed/ops/csrc/cpu/comm/shm.cpp: a POSIX shared-memory file per rank,
     `/dev/shm/deepspeed_allreduce_buffer_<uid>_<MASTER_ADDR>_<MASTER_PORT>_<rank>`, about 69 MB each) is never
     unlinked when the ranks end, killed or not: each run of the lab left 200 MB in /dev/shm, which is memory, until a
     full test tier's ran the machine low enough that Ray's memory monitor killed another fault's workers. The run's
     own files (its master port) go once its processes have."""
-    for f in Path("/dev/shm").glob(f"deepspeed_allreduce_buffer_{os.getuid()}_*_{port}_*"):
+    for f in shm.glob(f"deepspeed_allreduce_buffer_{os.getuid()}_*_{port}_*"):
         with contextlib.suppress(OSError):
             f.unlink()
 
