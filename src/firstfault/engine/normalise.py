@@ -125,6 +125,10 @@ class NodeMapper:
                 out[addr] = iface
         return out
 
+    def outside(self, node: str) -> bool:
+        """Whether `node` (a node_for / line_node answer) is another host's: a name outside a known allocation."""
+        return bool(self.nodes) and node not in self.node_set
+
     def host(self, name: str | None) -> str | None:
         if not name:
             return None
@@ -261,7 +265,7 @@ def normalise(events: list[Event], ctx: Context, mapper: NodeMapper, grace: time
             if outside is not None:
                 outside.add_rank(ev.evidence.source, ev.evidence.file)
         node = mapper.node_for(ev)
-        if node is not None and mapper.nodes and node not in mapper.node_set:
+        if node is not None and mapper.outside(node):
             if outside is not None:  # another host's evidence: never attributed
                 outside.add(ev.evidence.source, ev.evidence.file, node, "event")
             continue
@@ -733,8 +737,11 @@ def _answered_nodes(events: list[Event]) -> list[Event]:
         > (ev.evidence.line or 0))]
 
 
-def net_found_after(events: list[Event], ready: list[tuple[str | None, str | None, int, int | None, str]]) \
-        -> list[Event]:
+# NCCL's network words placed on the attempt (ready_placed): (file, node, line, rank, network).
+ReadyAt = tuple[str | None, str | None, int, int | None, str]
+
+
+def net_found_after(events: list[Event], ready: list[ReadyAt]) -> list[Event]:
     """A net plugin's failure (an `nccl.error` of transport `ofi`: AWS's OFI plugin, `NET/OFI OFI fi_getinfo() call
     failed: No data available`) that NCCL's word that it found a network follows (`ready`: (file, node, line, rank,
     network) of each model.NetReady placed, ready_placed; `NCCL INFO Using network Socket`, later in the same file, on
@@ -768,20 +775,20 @@ def net_found_after(events: list[Event], ready: list[tuple[str | None, str | Non
 
 
 def ready_placed(ready: list[NetReady], ctx: Context, mapper: NodeMapper, grace: timedelta) \
-        -> list[tuple[str | None, str | None, int, int | None, str]]:
+        -> list[ReadyAt]:
     """(file, node, line, rank, network) of each model.NetReady the lines named that normalise would keep as an event:
     in the attempt's window, its node mapped as an event's line is (NodeMapper.line_node), not another host's (a time
     no sum can be made with, or another host's, is left out, as such an event is, without being counted: a fact is no
     evidence of the verdict)."""
     start, end = _window(ctx, grace)
-    out: list[tuple[str | None, str | None, int, int | None, str]] = []
+    out: list[ReadyAt] = []
     for net, file, line, time, node, host, rank in ready:
         if time is not None and (_outside(time, start, end) or not in_range(time)):
             continue
         if rank is not None and rank > MAX_RANK:
             rank = None
         at = mapper.line_node(node, host, rank)
-        if at is not None and mapper.nodes and at not in mapper.node_set:
+        if at is not None and mapper.outside(at):
             continue
         out.append((file, at, line or 0, rank, net))
     return out
@@ -824,7 +831,7 @@ def ports_said(ports: list[PortsUsed], mapper: NodeMapper) -> list[tuple[str | N
     out: list[tuple[str | None, str]] = []
     for named, _, node, host, rank in ports:
         at = mapper.line_node(node, host, rank)
-        if at is None or not mapper.nodes or at in mapper.node_set:
+        if at is None or not mapper.outside(at):
             out.append((at, named))
     return out
 

@@ -1096,8 +1096,8 @@ _DATALOADER = re.compile(r"DataLoader worker|dataloader's workers|in worker\b|sh
 # (fork(2): RLIMIT_NPROC, a cgroup's pids.max), where the same errno elsewhere is a non-blocking call's answer
 # (facebookresearch/detectron2#3900: `BlockingIOError: [Errno 11] Resource temporarily unavailable` from a
 # DataLoader's workers, `during fork is a system limitation`).
-_FORK_FRAME = re.compile(r"multiprocessing[/\\]popen_fork\.py\S*, line \d+, in _launch\b"
-                         r"|[/\\]subprocess\.py\S*, line \d+, in _execute_child\b")
+_EXECUTE_CHILD: Final = r"[/\\]subprocess\.py\S*, line \d+, in _execute_child\b"  # (subprocess's child)
+_FORK_FRAME = re.compile(r"multiprocessing[/\\]popen_fork\.py\S*, line \d+, in _launch\b|" + _EXECUTE_CHILD)
 # A program the process asked the OS to run, where exec(2) or CreateProcess itself raised: subprocess's child
 # (Lib/subprocess.py `_execute_child`, which re-raises the child's exec errno, or CreateProcess's on Windows), os.py's
 # `_execvpe` under os.execvp / execlp, and the os module's own exec and spawn calls (C functions with no frame of
@@ -1105,8 +1105,7 @@ _FORK_FRAME = re.compile(r"multiprocessing[/\\]popen_fork\.py\S*, line \d+, in _
 # ENOENT or EACCES there is a program (or the working directory subprocess was given) that is not on the path the
 # job's image or environment gives it, or not executable: the job's set-up, as catalog/exceptions.yaml reads Java's
 # `Cannot run program`, Node's `spawn mpirun ENOENT` and Rust's spawn error, never the storage's.
-_EXEC_FRAME = re.compile(r"[/\\]subprocess\.py\S*, line \d+, in _execute_child\b"
-                         r"|[/\\]os\.py\S*, line \d+, in _execvpe\b")
+_EXEC_FRAME = re.compile(_EXECUTE_CHILD + r"|[/\\]os\.py\S*, line \d+, in _execvpe\b")
 _EXEC_CALL = re.compile(r"\bos\.(?:exec[lv]p?e?|spawn[lv]p?e?|posix_spawnp?)\(")
 _EXEC_ERRNOS: Final = frozenset({"ENOENT", "EACCES"})
 _RENDEZVOUS_FRAME = re.compile(r"torch[/\\]distributed[/\\](?:rendezvous\.py|elastic[/\\]rendezvous[/\\])")
