@@ -46,7 +46,7 @@ KNOWN_SUPERLINEAR: frozenset[str] = frozenset({  # sha256(pattern)[:12], and how
     "a4bbb0314fcd",  # (?P<memcg>Memory cgroup out of memory: )?Killed process (?P<pid>\d+) \((?P<proc>[^)]*)\)
     "5656ef522491",  # (?P<path>[A-Za-z]:[\\/][^\s;]*|[^\s;:]*/[^\s;]*)(?:; (?P<why>[^;]*))?\s*$
     "68af37ee3f71",  # (?P<proc>[^\s\[\]]{1,64})\[(?P<pid>\d+)\]:? (?P<what>segfault at|general protection fault|
-    "eb0c3e94a6f8",  # <\d{1,3}>(?:1 )?|\[\d+,\d+\]<std(?:out|err)>: ?|\[[A-Za-z_]+\d+(?:\|\d+)?\]: ?|\x1b\[[\d;]
+    "59ff727470c8",  # <\d{1,3}>(?:1 )?|\[\d+,\d+\]<std(?:out|err)>: ?|\[[A-Za-z_]+\d+(?:\|\d+)?\]: ?|\x1b\[[\d;]
     "6166445e8a22",  # ={8,}(?=[^=\s])|-{8,}(?=[^-\s])|\*{8,}(?=[^*\s])|#{8,}(?=[^#\s])|~{8,}(?=[^~\s])
     "edb6a7eec121",  # EDAC .*?\b(?P<kind>UE|CE)\b
     "c285d27e1ed8",  # INFO: task (?P<proc>.+):(?P<pid>\d+) blocked for more than (?P<sec>\d+) seconds

@@ -43,7 +43,8 @@ _LEADS = re.compile(
     r"|> "  # a quote
     r"|\{\"(?:timestamp|time|ts|@timestamp|asctime)\": ?\"(?=\d{4}-\d\d-\d\d[T ])"  # a JSON record's stamp
     r"|\[(?=\d{4}-\d\d-\d\d[T ])"  # NCCL_DEBUG_TIMESTAMP_FORMAT's bracket: `[2026-11-02 10:03:07] host:pid:tid`
-    r"|\((?:[A-Za-z_][\w.\-]*(?: |, ))?(?:rank=\d+(?: |, ))?pid=\d+(?:, ip=[\w.:\-]+)?\) ?"  # Ray's / vLLM's worker
+    # Ray's / vLLM's worker (Ray 1.x's `pid=None`: a file its log monitor follows whose name holds no pid)
+    r"|\((?:[A-Za-z_][\w.\-]*(?: |, ))?(?:rank=\d+(?: |, ))?pid=(?:\d+|None)(?:, ip=[\w.:\-]+)?\) ?"
     r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?=\d\d-\d\d \d\d:\d\d:\d\d)"  # vLLM's level, before its stamp
     r"|" + BANNER_RULE  # a banner the line was glued to
 )

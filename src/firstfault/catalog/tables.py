@@ -2521,8 +2521,10 @@ class SchedKey(_Row, frozen=True):
 class SchedResource(_Row, frozen=True):
     # a word a scheduler's message, or an attribute its policy expression, names a resource by
     word: Annotated[str, Meta(min_length=2, pattern=r"^[A-Za-z][\w \-]*$")]
-    reason: SchedReasonName  # what a job ended for going over it is (memory_limit, eviction, time_limit)
-    resource: Annotated[str, Meta(min_length=2)]  # memory, disk, time
+    # what a job ended for going over it is (memory_limit, eviction, time_limit); None: an attribute a policy counts
+    # that is no resource's use (the job's restarts), which no reason follows from
+    reason: SchedReasonName | None
+    resource: Annotated[str, Meta(min_length=2)]  # memory, disk, time, restarts
     attribute: bool = False  # an HTCondor job ad attribute (`MemoryUsage`), matched whole and with its case
 
 

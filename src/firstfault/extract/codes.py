@@ -1308,6 +1308,14 @@ ACCEL_OOM_PHRASES: Final = (
     # discarded for another's fault, `...ErrorTimeout`) are not the memory's.
     "kIOGPUCommandBufferCallbackErrorOutOfMemory",
 )
+# TensorFlow's (TSL's) BFC allocator failing a request for good (tsl/framework/bfc_allocator.cc
+# BFCAllocator::AllocateRawInternal: `Allocator (GPU_0_bfc) ran out of memory trying to allocate 163.17GiB (rounded to
+# 175203296000)requested by op ...`, a space before `requested` in some releases, then its allocation summary and the
+# op's `OOM when allocating tensor`; AlphaFold's google-deepmind/alphafold#651 posted the line alone), told from its
+# retry warning of the same start (`... ran out of memory trying to allocate 2.18GiB with freed_by_count=0. The caller
+# indicates that this is not a failure ...`, above) by the rounded size only the failure prints.
+BFC_OOM_LITERAL: Final = "ran out of memory trying to allocate"
+_BFC_FAILED = re.compile(r"\bran out of memory trying to allocate [\d.]{1,16}(?:[KMGTPE]i)?B \(rounded to \d{1,20}\)")
 # The device a TensorFlow / XLA report names; a host allocator (`device:CPU:0 by allocator cpu`) ran out
 # of host memory, which is not the accelerator's.
 _OOM_DEVICE = re.compile(r"device:(?P<dev>[A-Za-z]+):\d+|by allocator (?P<alloc>\w+)|Allocator \((?P<alloc2>\w+)\)")
@@ -1331,6 +1339,8 @@ def host_allocator(text: str) -> bool:
 def accelerator_oom(text: str) -> int | None:
     """Where an accelerator OOM report starts in `text`, or None (also for a host allocator's OOM)."""
     m = _accel_oom_rx().search(text)
+    if m is None and BFC_OOM_LITERAL in text:
+        m = _BFC_FAILED.search(text)
     if m is None or host_allocator(text):
         return None
     return m.start()

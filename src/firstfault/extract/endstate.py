@@ -25,6 +25,7 @@ Read by the job-output extractor (extract/jobend.py) on every line that holds a 
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import NamedTuple
@@ -58,6 +59,10 @@ _MEMBER = re.compile(r"\"(?P<key>[A-Za-z][\w.\-]{0,60})\"[ \t]*:[ \t]*(?P<value>
 # flattened onto one line. A key of one or two words after a separator, its value one word or a quoted string.
 _INLINE = re.compile(r"(?:^|(?<=[\s,;{(]))(?P<key>[A-Za-z][A-Za-z]{0,40}(?: [A-Za-z][A-Za-z]{0,40})?):[ \t]*"
                      r"(?P<value>\"[^\"]*\"|[^\s,;{}\"]+)")
+# HTCondor's XML ClassAd form (the job event log's XML format, `condor_q -xml`, `condor_history -xml`; the manual's
+# "XML ClassAds": `<a n="MyType"><s>JobEvictedEvent</s></a>`, an integer in `<i>`, a real in `<r>`, an expression in
+# `<e>`): one attribute a line, its value XML-escaped (`&quot;`, `&amp;`, `&lt;`).
+_XML_ATTR = re.compile(r"<a n=\"(?P<key>[A-Za-z][\w.\-]{0,60})\">\s*<(?P<t>[sire])>(?P<value>[^<]{0,4000})</(?P=t)>")
 _ASSIGN = re.compile(r"(?<![\w=!<>~?])(?P<key>[A-Za-z][\w.\-]{0,60})=(?![=~?])(?P<value>\"[^\"]*\"|[^\s,;}]+)")
 # A query's label matchers (`kube_pod_container_status_last_terminated_reason{reason="OOMKilled"}`): names, not a
 # record's pairs.
@@ -344,14 +349,15 @@ def line_reading(line: str) -> Reading | None:
     body = _SELECTOR.sub(" ", line)
     found: Reading | None = None
     named: list[Reading] = []
-    for rx in (_MEMBER, _ASSIGN, _INLINE):
+    for rx in (_MEMBER, _ASSIGN, _INLINE, _XML_ATTR):
         for m in rx.finditer(body):
             if key_name(m.group("key")) in _MATCHER_KEYS:
                 return Reading(None, "", "a retry rule's matcher")
             rows = keys.get(key_name(m.group("key")))
             if rows is None:
                 continue
-            reading = _read_any(rows, m.group("key"), m.group("value"))
+            value = html.unescape(m.group("value")) if rx is _XML_ATTR else m.group("value")
+            reading = _read_any(rows, m.group("key"), value)
             if reading is not None and reading.reason is not None:
                 named.append(reading)
             found = found or reading  # understood, no cause (a false flag): unless another member names one
@@ -457,8 +463,8 @@ def literals() -> tuple[str, ...]:
         if w.by_uid is not None:
             out.add(f"{w.word} by ")
     # (`OUT_OF_ME`: sacct's column cuts the state to `OUT_OF_ME+`)
-    out.update({"HoldReasonCode", "OOMKilled", "OOM Killed", "evaluated to", "excessive", "exceeding", "OUT_OF_ME",
-                "Exit_status", "Job_id=", "JobState=", "exitMsg", "NODE_OUT_OF_MEMORY",
+    out.update({"HoldReasonCode", "MyType", "OOMKilled", "OOM Killed", "evaluated to", "excessive", "exceeding",
+                "OUT_OF_ME", "Exit_status", "Job_id=", "JobState=", "exitMsg", "NODE_OUT_OF_MEMORY",
                 # a cloud's notice (the table's keys): GCE's metadata, an Azure Scheduled Event, EC2's EventBridge event
                 "preempted", "EventType", "instance-action", "detail-type",
                 # a managed service's record (the table's keys): an Azure Batch job's terminateReason, a SageMaker

@@ -95,8 +95,10 @@ def logged_words() -> tuple[str, ...]:
 def class_words() -> tuple[str, ...]:
     """The class names of the table's rows that hold neither `Error` nor `Exception` (Dask's `KilledWorker`, Ray's
     `ActorPlacementGroupRemoved`): the prefilter's words for a traceback's last line that names one, which the
-    suffixes it knows every other class by would not offer."""
-    return tuple(sorted({r.text.rsplit(".", 1)[-1] for r in _rows() if r.kind in ("name", "qual", "suffix")
+    suffixes it knows every other class by would not offer. A lower-case class named with its module (the standard
+    library's `struct.error`, `socket.timeout`) offers its qualified name: its own name alone is a common word."""
+    return tuple(sorted({r.text if r.kind == "qual" and r.text.rsplit(".", 1)[-1][:1].islower()
+                         else r.text.rsplit(".", 1)[-1] for r in _rows() if r.kind in ("name", "qual", "suffix")
                          and "Error" not in r.text and "Exception" not in r.text}))
 
 

@@ -36,6 +36,7 @@ from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import (
     ACCEL_OOM_PHRASES,
     ALLOC_LITERALS,
+    BFC_OOM_LITERAL,
     CUDA_LITERALS,
     CUDNN_LITERAL,
     LIBRARY_LITERALS,
@@ -356,6 +357,7 @@ class ExceptionExtractor:
         "StopIteration",
         "Empty",
         *ACCEL_OOM_PHRASES,
+        BFC_OOM_LITERAL,  # ... and the BFC allocator's failure, read past its words (codes.accelerator_oom)
         *CUDA_LITERALS,
         *WEAK_CUDA_ANCHORS,
         *RUNTIME_LITERALS,  # another accelerator runtime's result (catalog/cuda.yaml `runtime_results`)
@@ -778,7 +780,7 @@ class JournalOomExtractor:
     name = "app.cuda_oom.journal"
     emits: Mapping[str, frozenset[str]] = {"app.cuda_oom": frozenset({"message"})}
     sources: frozenset[str] = frozenset({"syslog"})
-    literals: tuple[str, ...] = (*ACCEL_OOM_PHRASES, *ALLOC_LITERALS)
+    literals: tuple[str, ...] = (*ACCEL_OOM_PHRASES, BFC_OOM_LITERAL, *ALLOC_LITERALS)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         for d in tb.cuda_drafts(line, None):

@@ -109,8 +109,11 @@ _RANK_WORD = re.compile(r"rank(?P<rank>\d+)")
 # `gcs_server`, `autoscaler`, `runtime_env`, else the worker's pid; worker.py prints the autoscaler's with the time
 # since it started, `(autoscaler +1m23s)`). vLLM's own worker processes take the form with their rank (`(VllmWorker
 # rank=3 pid=406)`, `(VllmWorkerProcess pid=232)`). A bare `(word) ` is not one (a conda prompt `(base) user@host$`).
+# A file the log monitor follows whose name holds no worker pid (Ray 1.x log_monitor.py: `worker_pid` None for a file
+# that is not `worker-...-<pid>.out`, a process the job started itself) is published with `pid=None` (mars-project/
+# mars#2816: `(RayMainPool pid=None, ip=172.16.210.21) `): the name then keeps the process apart.
 _RAY = re.compile(
-    r"\((?:(?P<name>[A-Za-z_][\w.\-]*)(?: |, ))?(?:rank=(?P<rank>\d+)(?: |, ))?pid=(?P<pid>\d+)"
+    r"\((?:(?P<name>[A-Za-z_][\w.\-]*)(?: |, ))?(?:rank=(?P<rank>\d+)(?: |, ))?pid=(?:(?P<pid>\d+)|None)"
     r"(?:, ip=(?P<ip>[\w.:\-]+))?\)\s?"
     r"|\((?P<daemon>raylet|gcs_server|autoscaler|monitor|dashboard_agent|runtime_env|log_monitor)"
     r"(?: \+[\dhms.]{1,16})?(?:, ip=(?P<dip>[\w.:\-]+))?\)\s?"
@@ -578,12 +581,13 @@ class PrefixLayer:
                     if m.group("rank") is not None and rank is None:
                         rank = int(m.group("rank"))
                         rank_at = (at + m.start("rank"), at + m.end("rank"))
-                    proc = m.group("pid") or m.group("daemon")
+                    g = "pid" if m.group("pid") else "daemon" if m.group("daemon") else "name"
+                    proc = m.group(g)
                     if m.group("daemon") is not None or (m.group("name") is None and m.group("rank") is None):
                         # (decided by the tag's words, never its digits: the split's memo holds it for every pid)
                         program = _ray_program(m.group("daemon"))
-                    g = "pid" if m.group("pid") else "daemon"
-                    proc_at = (at + m.start(g), at + m.end(g))
+                    if proc is not None:  # (a bare `(pid=None)` names no process)
+                        proc_at = (at + m.start(g), at + m.end(g))
                     body = body[m.end():]
                     reset = None
                     if body[:1] in ("\x1b", "["):

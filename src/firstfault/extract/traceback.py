@@ -184,8 +184,11 @@ def exception_shape(body: str) -> Exc | None:
     if not m:
         return None
     cls, qual = m.group("cls"), m.group("qual")
-    if not cls[0].isupper() and not ("." in qual and cls.endswith(EXC_SUFFIXES) and _CAMEL.search(cls)):
-        return None  # (a binding's own lower-camel classes, qualified: `nixl._bindings.nixlBackendError`)
+    if (not cls[0].isupper() and not ("." in qual and cls.endswith(EXC_SUFFIXES) and _CAMEL.search(cls))
+            and not named_class(qual, cls)):
+        # (a binding's own lower-camel classes, qualified: `nixl._bindings.nixlBackendError`; a lower-case class the
+        # exception table names itself: the standard library's `socket.gaierror`, `struct.error`)
+        return None
     # A bare name must look like an exception class; a qualified one
     # (`torch.foo.Bar`, `_queue.Empty`) only needs its capitalised tail.
     if not (cls.endswith(EXC_SUFFIXES) or cls in _BARE or "." in qual or named_class(qual, cls)):
@@ -955,6 +958,13 @@ _RAY_FATAL_LOG = re.compile(
 # an uncaught exception's line.
 _LOGRUS_FATAL = re.compile(r'\blevel=fatal msg="(?P<msg>(?:[^"\\]|\\.){0,4000})"|^\s*FATA\[\d{4,10}\] (?P<tty>\S.*)$')
 _LOGRUS_FATAL_WORDS: Final = ("level=fatal msg=", "FATA[")
+# A library's own logger that names itself and then the level in brackets, at its fatal level: LightGBM's
+# (include/LightGBM/utils/log.h Log::Fatal: `fprintf(stderr, "[LightGBM] [Fatal] %s\n", str_buf)`, then `throw
+# std::runtime_error`, which the Python package raises as LightGBMError; `[LightGBM] [Fatal] Machine list file
+# doesn't contain the local machine`, microsoft/LightGBM#5918) and its forks' under their own names (GPBoost's
+# `[GPBoost] [Fatal] `). The library stops there: the record is the exception's message, its class's line may follow.
+_BRACKET_FATAL = re.compile(r"^\s*\[[A-Za-z][\w.\-]{0,40}\] \[Fatal\] (?P<msg>\S.*)$")
+_BRACKET_FATAL_WORD: Final = "] [Fatal] "
 # Prefilter words for the records read: TensorFlow's dated form, a failed CHECK in glog's form, a raw logger's check,
 # logrus's fatal level.
 # The prefilter's words for a fatal record: TensorFlow's form, a failed check's words, and TF_CHECK_OK's (TSL's and
@@ -962,14 +972,15 @@ _LOGRUS_FATAL_WORDS: Final = ("level=fatal msg=", "FATA[")
 # status>`, which only a fatal record prints), so that a status check that failed is read with no other word on its
 # line (pytorch/xla's `F0000 00:00:1717141650.890307 9276 pjrt_computation_client.cc:487] Non-OK-status: status
 # status: INTERNAL: Core halted unexpectedly: ...`).
-FATAL_LOG_LITERALS: Final = (": F ", "Check failed", "] RAW: Check ", "Non-OK-status: ", *_LOGRUS_FATAL_WORDS)
+FATAL_LOG_LITERALS: Final = (": F ", "Check failed", "] RAW: Check ", "Non-OK-status: ", *_LOGRUS_FATAL_WORDS,
+                              _BRACKET_FATAL_WORD)
 FATAL_LOG_CLASS: Final = "FATAL"  # the exc_type of a fatal record's reading
 
 
 def fatal_log(body: str) -> Exc | None:
-    """A glog / absl / TensorFlow / Ray / logrus fatal log record (_FATAL_LOG, _RAW_CHECK, _RAY_FATAL_LOG,
-    _LOGRUS_FATAL) as the exception it stands for: its message as printed (a raw logger's `RAW: ` off: the check's
-    words; logrus's quoted message with its escapes undone)."""
+    """A glog / absl / TensorFlow / Ray / logrus / LightGBM fatal log record (_FATAL_LOG, _RAW_CHECK, _RAY_FATAL_LOG,
+    _LOGRUS_FATAL, _BRACKET_FATAL) as the exception it stands for: its message as printed (a raw logger's `RAW: `
+    off: the check's words; logrus's quoted message with its escapes undone)."""
     if any(w in body for w in _LOGRUS_FATAL_WORDS):
         g = _LOGRUS_FATAL.search(body)
         if g is not None:
@@ -977,6 +988,10 @@ def fatal_log(body: str) -> Exc | None:
             return Exc(FATAL_LOG_CLASS, FATAL_LOG_CLASS, msg.strip())
     if "] " not in body:
         return None
+    if _BRACKET_FATAL_WORD in body:
+        b = _BRACKET_FATAL.match(body)
+        if b is not None:
+            return Exc(FATAL_LOG_CLASS, FATAL_LOG_CLASS, b.group("msg").strip())
     m = _FATAL_LOG.match(body) or _RAY_FATAL_LOG.match(body)
     if m is None and "RAW: Check " in body:
         m = _RAW_CHECK.search(body)
