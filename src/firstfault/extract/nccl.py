@@ -52,6 +52,7 @@ from firstfault.extract.verbs import (
     local_status,
     read_completion,
     socket_peer_status,
+    verbs_path_errno,
 )
 from firstfault.model import ADDRESS, NET_READY, PORTS_USED, FieldValue
 
@@ -191,7 +192,6 @@ _IB_ASYNC = re.compile(
 _IBV_CALL = re.compile(
     r"Call to ibv_(?P<verb>\w+) failed with (?:(?P<err>\d+)\b|error (?P<text>[^,]+))[^,]*(?:, on dev (?P<dev>[\w\-]+))?"
 )
-_NETWORK_ERRNOS: Final = frozenset({"ETIMEDOUT", "ENETUNREACH", "EHOSTUNREACH", "ENETDOWN", "EHOSTDOWN"})
 # NCCL's socket layer failing to reach a peer, which it names: `Connect to 10.0.0.2<45763> failed : <strerror>`,
 # `socketPollConnect poll() failed, ret 1, error <strerror>, revents 8, connect to 172.16.30.229:39953`.
 # Since 2.19 the words also come after the function's name run into them (`socketPollConnect to 10.0.0.3<41877>
@@ -429,9 +429,9 @@ def _classify_worded(body: str) -> dict[str, dict[str, FieldValue]]:
     vb = _IBV_CALL.search(body)
     if vb:
         name = _errno.errorcode.get(int(vb.group("err"))) if vb.group("err") else errno_of(vb.group("text"))
-        if name in _NETWORK_ERRNOS:
-            # An ibverbs call that the fabric answered with a network error: on QP setup
-            # (ibv_modify_qp INIT -> RTR) a RoCE route / GID that does not reach the peer.
+        if verbs_path_errno(vb.group("verb"), name):
+            # An ibverbs call whose errno says the address does not reach the peer (extract/verbs.py): on QP setup
+            # (ibv_modify_qp INIT -> RTR) a RoCE route, or a GID index whose entry is empty or has no net device.
             return {"net.ib_verbs_error": {"verb": vb.group("verb"), "errno": name, "dev": vb.group("dev") or "",
                                            "detail": detail}}
     ib = _IB_COMPLETION.search(body)

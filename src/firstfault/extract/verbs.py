@@ -46,12 +46,14 @@ from firstfault.catalog.tables import (
     help_topics,
     libfabric_errnos,
     name_not_found_words,
+    nccl_forks,
     port_phys_states,
     port_state_key,
     transport_table,
     ucx_statuses,
 )
 from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.codes import errno_of
 from firstfault.extract.excclass import errno_limit, peer_errno, setup_errno
 from firstfault.extract.launcher import MPI_FATAL_WORDS, mpi_fatal
 from firstfault.extract.prefix import split_prefixes
@@ -145,6 +147,37 @@ _EFA_ABORT: Final = "Libfabric EFA provider has encountered an internal error"
 # are the job's set-up (ENOMEM: memory the process may not pin under its locked-memory limit; EINVAL: an argument
 # its configuration gave) is catalog/exceptions.yaml's; the rest is no reading here.
 _VERBS_CALL_WORDS: Final = ("ibv_create_", "ibv_reg_", "ibv_alloc_", "ibv_open_device", "ibv_modify_qp")
+# The errnos with which a verbs call says that the queue pair's address does not reach the peer (the fabric's path, the
+# RoCE GID the job's NCCL_IB_GID_INDEX or the library's own choice named), not the node's RDMA stack nor the job's
+# memory: on any call, a network's own errno (ibv_modify_qp INIT -> RTR timing out, 110, where the route or the GID
+# does not reach the peer); on ibv_modify_qp, whose move to RTR resolves the address handle's source GID in the kernel,
+# its answers about that GID table entry (Linux drivers/infiniband/core/verbs.c _ib_modify_qp: rdma_fill_sgid_attr,
+# then ib_resolve_eth_dmac for a connected RoCE QP): ENODATA, no GID at that index (core/cache.c rdma_get_gid_attr,
+# since 5.10; EINVAL before, which a queue pair's other attributes say too and is none here), ENODEV, a GID whose net
+# device is gone, down or outside the process's network namespace (cache.c rdma_read_gid_attr_ndev_rcu: `ERR_PTR(
+# -ENODEV)` unless the entry is valid and its netdev IFF_UP). NCCL prints them as `Call to ibv_modify_qp failed with
+# error No such device` (NVIDIA/nccl#718, a GID index set for every pod of RoCE tables that differ; tests/wild's
+# rdma-shared containers whose GID table does not start at 0). ENODEV on any other call (a device not opened, not
+# there) stays the node's RDMA stack (rule node-rdma-stack).
+_PATH_ERRNOS: Final = frozenset({"ETIMEDOUT", "ENETUNREACH", "EHOSTUNREACH", "ENETDOWN", "EHOSTDOWN"})
+_GID_ERRNOS: Final = frozenset({"ENODEV", "ENODATA"})
+_GID_CALLS: Final = frozenset({"modify_qp"})
+
+
+@lru_cache(maxsize=1)
+def _nccl_warn_words() -> tuple[str, ...]:
+    """`NCCL WARN` and its forks' (catalog/transport.yaml `nccl_forks`): a line extract/nccl.py reads."""
+    return tuple(f"{row.tag} WARN" for row in nccl_forks())
+
+
+def verbs_path_errno(call: str, name: str | None) -> bool:
+    """Whether a verbs call (`ibv_modify_qp` or `modify_qp`) that failed with errno `name` says the queue pair's
+    address does not reach the peer (_PATH_ERRNOS, _GID_ERRNOS): the network's path, never the node's stack."""
+    if name is None:
+        return False
+    return name in _PATH_ERRNOS or (name in _GID_ERRNOS and call.removeprefix("ibv_") in _GID_CALLS)
+
+
 _VERBS_CALL_FAILED = re.compile(r"\b(?P<call>ibv_\w{1,40})(?:\([^()]{0,256}\))?:? (?:failed|returned)\b")
 # MLX's distributed backends' own report of a call that failed, with the errno it got (ml-explore/mlx
 # mlx/distributed/ring/ring.cpp, its TCP ring: `[ring] Sending to socket 3 failed with errno 22`, ml-explore/mlx#4280;
@@ -476,6 +509,7 @@ class VerbsCompletionExtractor:
         "net.link": frozenset({"detail", "iface", "port", "state", "async_event", "fault"}),
         "nccl.error": frozenset({"detail", "async_event", "stack", "status", "status_name", "errno", "setup",
                                  "limit", "local_status", "transport"}),
+        "net.ib_verbs_error": frozenset({"detail", "dev", "errno", "verb"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
@@ -557,6 +591,14 @@ class VerbsCompletionExtractor:
         if not any(w in body for w in _VERBS_CALL_WORDS):
             return
         m = _VERBS_CALL_FAILED.search(body)
+        if (m is not None and not any(w in body for w in _nccl_warn_words())
+                and verbs_path_errno(m.group("call"), path := errno_of(body[m.end():]))):
+            # the address the queue pair was given does not reach the peer; posted without NCCL's WARN header too
+            # (`Call to ibv_modify_qp failed with error No such device errno 19`): an NCCL WARN is extract/nccl.py's,
+            # which reads its header's host
+            yield Draft("net.ib_verbs_error", {"verb": m.group("call").removeprefix("ibv_"), "errno": path,
+                                               "dev": "", "detail": clip(body)}, rank=rank, host=host)
+            return
         name = setup_errno(body[m.end():], transport=True) if m else None
         if m is None or name is None:
             return
