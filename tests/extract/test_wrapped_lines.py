@@ -404,6 +404,64 @@ def test_near_miss_an_indented_next_line_that_is_no_continuation_is_not_joined(t
     assert continuation(text.encode(), len(first.encode()), first) is None
 
 
+# An exception's line whose message's rest hangs at the message's column (the class is the tag): vime's engine
+# start-up as its issue quotes it (tests/wild sw-vime-vllm-deepep-...-186, logs/vllm_engine_init.log, verbatim), the
+# divisibility check's words (catalog/exceptions.yaml, set-up) split over the wrap.
+VIME_186 = ("ValueError: The output_size of gate's and up's weight = 96 is not\n"
+            "            divisible by weight quantization block_n = 128.\n")
+VIME_HEAD = VIME_186.partition("\n")[0]
+
+
+def test_an_exceptions_message_hung_at_its_column_reads_joined(make_bundle: BundleMaker) -> None:
+    buf = VIME_186.encode()
+    assert may_wrap(buf, len(VIME_HEAD))
+    assert continuation(buf, len(VIME_HEAD), VIME_HEAD) == "divisible by weight quantization block_n = 128."
+    v = _verdict(make_bundle, VIME_186)
+    assert v.root_cause is not None and v.root_cause.category == "app.exception.setup"
+    assert [e.line for e in v.evidence if e.role == "cause"] == [1]
+
+
+def test_the_same_hung_message_ending_a_traceback_reads_joined(make_bundle: BundleMaker) -> None:
+    # (ours) the same line as a traceback's last, after CPython's header and a frame
+    text = ("Traceback (most recent call last):\n"
+            "  File \"/opt/vllm/model_executor/layers/fused_moe/layer.py\", line 512, in __init__\n"
+            "    self.quant_method.create_weights(layer=self, **moe_quant_params)\n" + VIME_186)
+    v = _verdict(make_bundle, text)
+    assert v.root_cause is not None and v.root_cause.category == "app.exception.setup"
+
+
+@pytest.mark.parametrize("text", [
+    # a log record of its own at the message's column: a stamp, a `tag:` (ours)
+    VIME_HEAD + "\n            2026-11-02 10:05:00 ERROR worker 3 stopped\n",
+    VIME_HEAD + "\n            kernel: NVRM: Xid 79, pid=1234\n",
+    # PyTorch's C++ error's place after its message (c10/util/Exception.cpp), and a new traceback
+    "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:43 (most recent call "
+    "first):\n",
+    VIME_HEAD + "\nTraceback (most recent call last):\n",
+    # a frame: CPython's under a chained exception, Java's at the message's column
+    VIME_HEAD + "\n  File \"/opt/train/train.py\", line 212, in forward_and_backward_step\n",
+    "java.lang.IllegalStateException: Unable to create step for job\n" + " " * 33
+    + "at org.example.Launcher.run(L.java:42)\n",
+    # a blank line between; the message ended on its line
+    VIME_HEAD + "\n\n            divisible by weight quantization block_n = 128.\n",
+    "ValueError: The output_size of gate's and up's weight = 96 is not divisible.\n            see the config\n",
+    # the message's column under a line that is no exception's: srun's tag, a code block's lines at one indentation
+    "srun: error: Unable to create step for job 4203072: Invalid generic\n      resource (gres) specification\n",
+    "    the loader failed on rank three of the job and\n    stopped the worker there\n",
+])
+def test_near_miss_a_next_line_at_an_exceptions_column_that_is_no_continuation_is_not_joined(text: str) -> None:
+    first = text.partition("\n")[0]
+    assert continuation(text.encode(), len(first.encode()), first) is None
+
+
+def test_near_miss_a_hung_exception_message_is_joined_two_lines_at_most() -> None:
+    text = ("ValueError: The output_size of gate's and up's weight = 96 is\n"
+            "            not divisible by weight\n            quantization block_n\n            and more words\n")
+    first = text.partition("\n")[0]
+    assert continuation(text.encode(), len(first), first) == "not divisible by weight quantization block_n"
+
+
 def test_near_miss_a_continuation_that_is_a_whole_message_of_its_own_is_read_on_its_own_line(
         make_bundle: BundleMaker) -> None:
     # (ours) an error record that alone reads nothing, then an indented line under it that is a whole message read

@@ -40,6 +40,7 @@ from firstfault.collect.stamps import prev_stamped as _prev_stamped  # tests als
 from firstfault.extract.base import Candidate, Draft, LineContext, LineExtractor
 from firstfault.extract.excclass import says_little
 from firstfault.extract.memo import ZERO_DIGITS, hex_literals, hex_words
+from firstfault.extract.traceback import exception_shape
 from firstfault.extract.unrecognized import decided_by_count, zeroed
 from firstfault.model import FACT_KINDS, Event
 from firstfault.timeparse import TIME_MAX, TIME_MIN, Stamp, TimeParser, _fast
@@ -461,7 +462,11 @@ _CONT_MAX: Final = 400
 # message starts (_message_col: past its first tag, `srun: `, `] `), so a traceback's source line under its exception
 # or a glog record's (`E ...cc:672] ...` / `    of memory`: 4 columns, the message at 33) stays a line of its own; not
 # a traceback's frame (`at pkg.f(...)` under Java's exception; the line itself `File "..."`, whose source line is
-# indented below it); a second continuation line at the same indentation. What may_wrap looks for: _CONT_INDENT.
+# indented below it); a second continuation line at the same indentation. At the message's column itself only under
+# an exception's line (traceback.exception_shape: the tag is its class), whose rest a poster or a formatter hangs
+# under the message (`ValueError: The output_size of gate's and up's weight = 96 is not` / `<12 spaces>divisible by
+# weight quantization block_n = 128.`, tests/wild sw-vime-vllm-...-186); under any other line that column is a
+# list's or a code block's own (every line at one indentation). What may_wrap looks for: _CONT_INDENT.
 _CONT_INDENT = re.compile(rb"[ \t]{1,64}[a-z][a-z'\-]{0,30}(?:[ ,.;)\r\n]|\Z)")
 _MSG_TAG = re.compile(r"(?::|\]) ")
 _FRAME_HEAD = ("File \"", "at ")
@@ -659,7 +664,8 @@ def continuation(buf: bytes, e: int, text: str) -> str | None:
         return _colon_value(buf, e)
     if not tail.isalnum():
         return None
-    # the continuation's indentation in columns: 0 (none), or deeper than the line's message (_CONT_INDENT)
+    # the continuation's indentation in columns: 0 (none), or deeper than the line's message (_CONT_INDENT; at its
+    # column under an exception's line)
     want = 0
     if buf[e + 1:e + 2] in (b"\t", b" "):
         if _CALL_PLACE.match(buf, e + 1) is not None:
@@ -684,7 +690,8 @@ def continuation(buf: bytes, e: int, text: str) -> str | None:
             body = line.lstrip(b" \t")
             col = len(line[:len(line) - len(body)].expandtabs(8))
             if want < 0:
-                if col <= _message_col(text):
+                at_col = _message_col(text)
+                if col < at_col or (col == at_col and exception_shape(text) is None):
                     break
                 want = col
             elif col != want:
