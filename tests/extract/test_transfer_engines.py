@@ -107,6 +107,34 @@ def test_nixls_refusals_are_the_set_up_on_the_node_that_printed_them() -> None:
         assert setups(feed([line])) == [("nixl", name)]
 
 
+# ai-dynamo/nixl#1628 (verbatim, the reporter's block): the UCX backend's refusal of VRAM, UCX without its CUDA modules
+NIXL_VRAM_AS_HOST = [
+    "E ucx_utils.cpp:592  VRAM memory is detected as host by UCX.",
+    "                     UCX is likely not configured with CUDA support.",
+    "                     VRAM registration cannot proceed.",
+    "E nixl_agent.cpp:470 registerMem: registration failed for the specified or all potential backends",
+    "nixl_cu13._bindings.nixlBackendError: NIXL_ERR_BACKEND",
+]
+
+
+def test_nixls_ucx_backend_refusing_vram_is_the_set_up(make_bundle: BundleMaker) -> None:
+    assert setups(feed(NIXL_VRAM_AS_HOST)) == [("nixl", "no_backend_for_memory")]
+    # glog's full head (synthetic, the same NIXL_ERROR), as NVIDIA/TensorRT-LLM#18373's workers print it
+    assert setups(feed(["E0828 10:02:11.482113  9113 ucx_utils.cpp:585] VRAM memory is detected as host by UCX. "
+                        "UCX is likely not configured with CUDA support. VRAM registration cannot proceed."])) == [
+        ("nixl", "no_backend_for_memory")]
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": "\n".join(NIXL_VRAM_AS_HOST) + "\n"},
+                                                copy.deepcopy(WORKLOAD), "nixl-vram")))
+    assert v.root_cause is not None and v.root_cause.category == "app.exception.setup"
+
+
+def test_near_miss_nixls_later_warning_that_memory_looks_like_host_is_no_set_up() -> None:
+    # later releases' NIXL_WARN, verbatim from a vLLM issue's log (vllm-openai v0.20.0): registration goes on
+    lines = ["W0427 19:07:51.968335 60 ucx_utils.cpp:581] memory is detected as host, check that UCX is configured "
+             "with CUDA support"]
+    assert setups(feed(lines)) == []
+
+
 def test_near_miss_nixls_statuses_and_its_plugin_search_are_no_set_up() -> None:
     # nixl_plugin_manager.cpp's INFO while it tries the next directory (synthetic), and the binding's exception of
     # a status alone (ai-dynamo/nixl#503's title): neither says what the node lacked.
