@@ -67,8 +67,7 @@ def split_rank_prefix(line: str) -> tuple[int | None, str]:
     The scanner strips the layers before extractors run; extractors call this
     too so that a line fed to them directly reads the same.
     """
-    last = _prefix.LAST_SETTLED  # a body the scanner proved settled: no layer (extract/prefix.py), without a call
-    if line is last[0]:
+    if line is _prefix.LAST_SETTLED[0]:  # a body the scanner proved settled: no layer (extract/prefix.py), no call
         return None, line
     p = split_prefixes(line)
     return p.rank, p.body

@@ -829,22 +829,21 @@ _MEMO_SIZE: Final = 8192
 _DEFAULT = PrefixLayer()
 
 
-# The last body the scanner's extraction proved settled (PrefixLayer.split_settled), with its answer: the
-# extractors it hands that very string to ask again, and get it back for one identity test. One tuple, so
-# threads never see a half-updated pair; a stale one only misses.
-LAST_SETTLED: tuple[str, Prefixed] = ("", Prefixed(""))
+# The last body the scanner's extraction proved settled (PrefixLayer.split_settled): the extractors it hands that very
+# string to ask again get its answer (no layer: Prefixed(body)) for one identity test. One reference, so threads never
+# see a half-updated value; a stale one only misses. (The answer is built when asked: most extractors ask
+# split_rank_prefix, which needs none, and a candidate line paid a tuple and a Prefixed for it.)
+LAST_SETTLED: list[str] = [""]
 
 
 def note_settled(body: str) -> None:
     """Tell split_prefixes that `body` is settled (the caller proved it with split_settled)."""
-    global LAST_SETTLED
-    # (Prefixed(body), its defaults spelled out: tuple.__new__ without Prefixed's own __new__, a microsecond a line)
-    LAST_SETTLED = (body, _new(Prefixed, (body, None, None, None, None, False, None)))
+    LAST_SETTLED[0] = body
 
 
 def split_prefixes(line: str) -> Prefixed:
     """The layers of a line when the allocation is not known (tests, tools)."""
-    last = LAST_SETTLED
-    if line is last[0]:
-        return last[1]
+    if line is LAST_SETTLED[0]:
+        # (Prefixed(line), its defaults spelled out: tuple.__new__ without Prefixed's own __new__)
+        return _new(Prefixed, (line, None, None, None, None, False, None))
     return _DEFAULT.split(line)
