@@ -58,8 +58,8 @@ def c_clock(tp: TimeParser) -> CClock | None:
     return ck, DAY_US + ck[2]
 
 
-# c_time's answers by the instant's count (us - clock[1]): a rank log's lines read a handful of stamps, and every rank of
-# a job the same ones (its watchdog's abort, its set-up); a datetime built is a microsecond, a look-up a twentieth.
+# c_time's answers by the instant's count (us - clock[1]): a rank log's lines read a handful of stamps, and every rank
+# of a job the same ones (its watchdog's abort, its set-up); a datetime built is a microsecond, a look-up a twentieth.
 # Bounded as memo.py's memos are (emptied when full), and unused with the fast paths off.
 _TIMES: dict[int, datetime] = {}
 _TIMES_MAX: Final = 4096

@@ -57,7 +57,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import Final, NamedTuple
+from typing import Final, Literal, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import container_errors
@@ -459,7 +459,7 @@ class PrefixLayer:
         self.hosts = NodeNames(hosts)
         # A line's digits made `0` (memo.digits_zeroed) -> where its layers lie (a _Cuts), or False where the split
         # read a value (see _split); filled by split_settled when the fast paths are on.
-        self._cuts: dict[str, _Cuts | bool] = {}
+        self._cuts: dict[str, _Cuts | Literal[False]] = {}
 
     def split(self, line: str) -> Prefixed:
         return self._split(line)[0]
@@ -497,11 +497,10 @@ class PrefixLayer:
         if cuts is False:
             p, settled, _ = self._split(line)
             return p, settled
-        assert isinstance(cuts, _Cuts)
-        if cuts.guards and not self._guards_hold(cuts.guards, line):
+        if cuts[9] and not self._guards_hold(cuts[9], line):  # (_Cuts.guards by its index: no property's call)
             p, settled, _ = self._split(line)  # (a name test answers otherwise: another path, split afresh)
             return p, settled
-        return cuts.apply(line), cuts.settled
+        return cuts.apply(line), cuts[6]  # (.settled)
 
     def _split(self, line: str) -> tuple[Prefixed, bool, _Cuts | None]:
         """split_settled's answer, and where its layers lie in `line` (None where the split read a value: an Open
