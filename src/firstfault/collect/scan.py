@@ -1015,11 +1015,13 @@ class Extraction:
         reading the line in full runs that extractor alone, and where it says the line is quiet, nothing else
         happens (_drafts). Or do the hits reach the probe alone (probe_alone: _drafts reads such a line by its body
         alone, and a line of known context is read to nothing)?"""
+        got = self._quiet.get((source, ids))
+        if got is not None and got < 0:
+            return False  # (an answer is kept only where the tests below passed; a no holds whatever they say)
         dispatch = self._by_source.get(source)
         if (dispatch is None or not (dispatch.quiet or dispatch.probe_alone) or not self._fast
                 or not (key is dispatch.matcher.key or self._same_words(key, dispatch))):
             return False
-        got = self._quiet.get((source, ids))
         if got is None:
             got = -1
             hit = self._hits.get((source, ids)) or self._hit_of(source, ids, dispatch)

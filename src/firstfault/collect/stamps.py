@@ -58,10 +58,25 @@ def c_clock(tp: TimeParser) -> CClock | None:
     return ck, DAY_US + ck[2]
 
 
+# c_time's answers by the instant's count (us - clock[1]): a rank log's lines read a handful of stamps, and every rank
+# of a job the same ones (its watchdog's abort, its set-up); a datetime built is a microsecond, a look-up a twentieth.
+# Bounded as memo.py's memos are (emptied when full), and unused with the fast paths off.
+_TIMES: dict[int, datetime] = {}
+_TIMES_MAX: Final = 4096
+
+
 def c_time(us: int, clock: CClock) -> datetime:
     """The time of a stamp _lines.stamp_local_us read as `us` (>= 0) with `clock`: TimeParser.parse's wall, built
     without the parse (tests/collect/test_fold.py compares the two readings on generated stamps)."""
-    return _YEAR1 + timedelta(0, 0, us - clock[1])  # (positional: a keyword costs a third more)
+    at = us - clock[1]
+    t = _TIMES.get(at)
+    if t is None:
+        t = _YEAR1 + timedelta(0, 0, at)  # (positional: a keyword costs a third more)
+        if _fast[0]:
+            if len(_TIMES) >= _TIMES_MAX:
+                _TIMES.clear()
+            _TIMES[at] = t
+    return t
 
 
 # The lines at a chunk's end walked back for the boot time carried into the next chunk (Clock): a bound, so that

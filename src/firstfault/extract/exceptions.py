@@ -488,6 +488,10 @@ class ExceptionExtractor:
                     head = tb.js_error_line(body)
                     if head is not None:  # a JavaScript error's line if a stack frame comes next (_javascript)
                         ctx.state[_JS_WAIT] = (ctx.lineno, body, head)
+        if not drafts:
+            # (what follows only reworks drafts: a provisioning program's, a quoted storage errno, ranks, CANN's hold,
+            # NCCL's mark; none of it reads or changes anything for a line that gave none, most lines this reads)
+            return
         if (provisioned := _provisioning(drafts, closed.frames if closed is not None else (),
                                          closed.text if closed is not None else body)) is not None:
             drafts = provisioned

@@ -68,8 +68,7 @@ def split_rank_prefix(line: str) -> tuple[int | None, str]:
     The scanner strips the layers before extractors run; extractors call this
     too so that a line fed to them directly reads the same.
     """
-    last = _prefix.LAST_SETTLED  # a body the scanner proved settled: no layer (extract/prefix.py), without a call
-    if line is last[0]:
+    if line is _prefix.LAST_SETTLED[0]:  # a body the scanner proved settled: no layer (extract/prefix.py), no call
         return None, line
     p = split_prefixes(line)
     return p.rank, p.body
@@ -1116,6 +1115,25 @@ _PERFTEST_DEVICE = re.compile(
     r"^\s*Dual-port\s{0,16}: (?:ON|OFF)\s{1,32}Device\s{0,16}: (?P<dev>[A-Za-z0-9][\w\-]{0,63})\s*$")
 
 
+# NCCL's device list (_NCCL_IB_USING's match) -> its ports as the fact's `ports` field, remembered by the list's exact
+# text (memo.py's first key: a pure step's own input): every rank of a job prints its node's list, and a job's nodes
+# have the same NICs (issue 27's shape a: 16k ranks, one list, each read in 8 regex matches and 8 joins before).
+_PORTS: Memo[str] = Memo("nccl.ib_ports")
+
+
+def _ib_ports_uncached(listed: str) -> str:
+    return " ".join(f"{dev}:{d.group('port')}" for d in _NCCL_IB_DEV.finditer(listed)
+                    for dev in d.group("dev").split("+") if dev)
+
+
+def _ib_ports(listed: str) -> str:
+    """The ports of NCCL's `NET/IB : Using [0]mlx5_0:1/IB ...` list (_NCCL_IB_USING's match), joined by spaces: each
+    device's name and port, a merged NIC's names each with the port, in order ("" where none)."""
+    if not ON[0]:
+        return _ib_ports_uncached(listed)
+    return _PORTS.get(listed, lambda: _ib_ports_uncached(listed))
+
+
 class PortsUsedExtractor:
     """The RDMA devices (and ports) a program of the job said its traffic runs on: NCCL's `NET/IB : Using [0]mlx5_0:1/IB
     ...` and perftest's banner `Device : mlx5_0`, as drafts of kind model.PORTS_USED with `ports` (`mlx5_0:1 mlx5_1`,
@@ -1132,21 +1150,19 @@ class PortsUsedExtractor:
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)
         head, _ = _nccl_head(body)
-        ports: list[str] = []
         by = "nccl"
         m = _NCCL_IB_USING.search(body)
         if m is not None:
-            for d in _NCCL_IB_DEV.finditer(m.group()):
-                ports.extend(f"{dev}:{d.group('port')}" for dev in d.group("dev").split("+") if dev)
+            ports = _ib_ports(m.group())
         else:
             m2 = _PERFTEST_DEVICE.match(body)
             if m2 is None:
                 return
-            ports.append(m2.group("dev"))
+            ports = m2.group("dev")
             by = "perftest"
         if ports:
             ctx.claimed = True
-            draft = _place(Draft(PORTS_USED, {"ports": " ".join(ports), "by": by}, rank=rank), head)
+            draft = _place(Draft(PORTS_USED, {"ports": ports, "by": by}, rank=rank), head)
             draft.device = None  # the ports are the fact, not the rank's GPU
             yield draft
 

@@ -57,7 +57,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import Final, NamedTuple
+from typing import Final, Literal, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import container_errors
@@ -462,7 +462,7 @@ class PrefixLayer:
         self.hosts = NodeNames(hosts)
         # A line's digits made `0` (memo.digits_zeroed) -> where its layers lie (a _Cuts), or False where the split
         # read a value (see _split); filled by split_settled when the fast paths are on.
-        self._cuts: dict[str, _Cuts | bool] = {}
+        self._cuts: dict[str, _Cuts | Literal[False]] = {}
 
     def split(self, line: str) -> Prefixed:
         return self._split(line)[0]
@@ -500,11 +500,10 @@ class PrefixLayer:
         if cuts is False:
             p, settled, _ = self._split(line)
             return p, settled
-        assert isinstance(cuts, _Cuts)
-        if cuts.guards and not self._guards_hold(cuts.guards, line):
+        if cuts[9] and not self._guards_hold(cuts[9], line):  # (_Cuts.guards by its index: no property's call)
             p, settled, _ = self._split(line)  # (a name test answers otherwise: another path, split afresh)
             return p, settled
-        return cuts.apply(line), cuts.settled
+        return cuts.apply(line), cuts[6]  # (.settled)
 
     def _split(self, line: str) -> tuple[Prefixed, bool, _Cuts | None]:
         """split_settled's answer, and where its layers lie in `line` (None where the split read a value: an Open
@@ -833,22 +832,21 @@ _MEMO_SIZE: Final = 8192
 _DEFAULT = PrefixLayer()
 
 
-# The last body the scanner's extraction proved settled (PrefixLayer.split_settled), with its answer: the
-# extractors it hands that very string to ask again, and get it back for one identity test. One tuple, so
-# threads never see a half-updated pair; a stale one only misses.
-LAST_SETTLED: tuple[str, Prefixed] = ("", Prefixed(""))
+# The last body the scanner's extraction proved settled (PrefixLayer.split_settled): the extractors it hands that very
+# string to ask again get its answer (no layer: Prefixed(body)) for one identity test. One reference, so threads never
+# see a half-updated value; a stale one only misses. (The answer is built when asked: most extractors ask
+# split_rank_prefix, which needs none, and a candidate line paid a tuple and a Prefixed for it.)
+LAST_SETTLED: list[str] = [""]
 
 
 def note_settled(body: str) -> None:
     """Tell split_prefixes that `body` is settled (the caller proved it with split_settled)."""
-    global LAST_SETTLED
-    # (Prefixed(body), its defaults spelled out: tuple.__new__ without Prefixed's own __new__, a microsecond a line)
-    LAST_SETTLED = (body, _new(Prefixed, (body, None, None, None, None, False, None)))
+    LAST_SETTLED[0] = body
 
 
 def split_prefixes(line: str) -> Prefixed:
     """The layers of a line when the allocation is not known (tests, tools)."""
-    last = LAST_SETTLED
-    if line is last[0]:
-        return last[1]
+    if line is LAST_SETTLED[0]:
+        # (Prefixed(line), its defaults spelled out: tuple.__new__ without Prefixed's own __new__)
+        return _new(Prefixed, (line, None, None, None, None, False, None))
     return _DEFAULT.split(line)
