@@ -2059,8 +2059,15 @@ class ObjectStoreCodeInfo(_Row, frozen=True):
     # code (s3fs's translate_boto_error: `OSError: [Errno 16] Please reduce your request rate.`) names the code by it
     # (extract/excclass.py `message_store_code`)
     message: Annotated[str, Meta(pattern=r"^[A-Z][\w ,'.-]{19,159}[\w]$")] | None = None
+    # the store's own message for the code where other services answer with it too (S3's and GCS's InternalError
+    # `We encountered an internal error. Please try again.`, SageMaker's InternalServerError's too): it names the code
+    # only in an error already read as an object store's (a store client's class, a row that names a store), never
+    # alone (extract/excclass.py `message_store_code`)
+    shared_message: Annotated[str, Meta(pattern=r"^[A-Z][\w ,'.-]{19,159}[\w]$")] | None = None
 
     def __post_init__(self) -> None:
+        if self.message is not None and self.shared_message is not None:
+            raise ValueError("a code's message is its own (`message`) or shared with other services (`shared_message`)")
         if self.cause is not None and self.side != "store":
             raise ValueError("cause names what a store-side code says of the store")
         if self.setup and self.side != "workload":

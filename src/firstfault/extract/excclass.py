@@ -519,15 +519,30 @@ _MESSAGES: Final = {r.message: c for c, r in object_store_code_table().items() i
 _STORE_MESSAGE: Final = re.compile(r"(?<![\w])(?:" + re.alternation(_MESSAGES) + r")(?![\w])")
 
 
-def message_store_code(msg: str) -> str | None:
-    """The code whose own message (`object_store_codes` `message`) an error quotes without the code, if one does."""
+# ... and the messages a store shares with other services (`shared_message`: the AWS-wide InternalError sentence), which
+# name the code only in an error already read as an object store's (store_code's `shared`: traceback._object_store),
+# never alone: no row of _rows reads them.
+_SHARED: Final = {r.shared_message: c for c, r in object_store_code_table().items() if r.shared_message is not None}
+_SHARED_MESSAGE: Final = re.compile(r"(?<![\w])(?:" + re.alternation(_SHARED) + r")(?![\w])")
+
+
+def message_store_code(msg: str, *, shared: bool = False) -> str | None:
+    """The code whose own message (`object_store_codes` `message`) an error quotes without the code, if one does;
+    else, where `shared` (the error is an object store's already), the code whose shared message (`shared_message`)
+    it quotes."""
     m = _STORE_MESSAGE.search(msg)
-    return _MESSAGES.get(m.group(0)) if m is not None else None
+    if m is not None:
+        return _MESSAGES.get(m.group(0))
+    if not shared:
+        return None
+    m = _SHARED_MESSAGE.search(msg)
+    return _SHARED.get(m.group(0)) if m is not None else None
 
 
-def store_code(cls: str, msg: str) -> str | None:
+def store_code(cls: str, msg: str, *, shared: bool = False) -> str | None:
     """The error code or HTTP status an object store's error names: in its message, else its class's name
-    where the table knows it (google-api-core's `TooManyRequests`, MinIO's `NoSuchKey`)."""
+    where the table knows it (google-api-core's `TooManyRequests`, MinIO's `NoSuchKey`). `shared`: the error is read
+    as an object store's already, so that a message the store shares with other services names its code too."""
     phrased = _phrased_code(msg)  # a store's own status line names its code (`HTTP Error 503: Slow Down`)
     if phrased is not None:
         return phrased
@@ -541,7 +556,7 @@ def store_code(cls: str, msg: str) -> str | None:
         return spelled_store_code(msg)
     if cls in object_store_code_table():
         return cls
-    return message_store_code(msg)  # the store's message alone (s3fs's OSError: the code dropped)
+    return message_store_code(msg, shared=shared)  # the store's message alone (s3fs's OSError: the code dropped)
 
 
 @lru_cache(maxsize=1)

@@ -1717,7 +1717,7 @@ def _object_store(exc: Exc, code: str | None = None) -> Draft:
     """An object store's error: the store's side (throttling, its own errors, timeouts) is storage; a key or
     bucket the job got wrong is the workload's; credentials or permissions the store refused (a code's `setup`,
     catalog/exceptions.yaml) the job's set-up."""
-    code = code or store_code(exc.cls, exc.msg)
+    code = code or store_code(exc.cls, exc.msg, shared=True)  # a store's error: its shared messages name a code too
     if store_side(code) == "store":
         return Draft("storage.error", _fields(fs="object_store", store_code=code, store_cause=store_cause(code),
                                               exc_type=exc.cls or None, detail=_detail(exc)))
