@@ -812,6 +812,7 @@ _REPORT_LINES: Final = 60
 # remembered by it (a match object is read only).
 _ErrorRead = tuple[dict[str, dict[str, FieldValue]], re.Match[str] | None, str | None]
 _READS: Memo[_ErrorRead] = Memo("nccl.read")
+_NO_READ: Final[_ErrorRead] = (_NOTHING, None, None)  # a body without the error words (read only, as the memo's)
 _SHMS: Memo[bool] = Memo("nccl.shm")
 
 
@@ -827,6 +828,10 @@ def _read_error(body: str) -> _ErrorRead:
     """classify_nccl's answer and, for a line it classifies, the NCCL header and WARN message."""
     if not ON[0]:
         return _read_error_uncached(body)
+    if _words_digit_free and _words_digit_free[0] and _QUIET.find(digits_zeroed(body)) is not None:
+        # A template _without_words found without the words: _read_error_uncached's answer, without the memo keyed by
+        # the body, which each rank's copy of an NCCL INFO line (its header its own) missed, pushing an entry out.
+        return _NO_READ
     return _READS.get(body, lambda: _read_error_uncached(body))
 
 
