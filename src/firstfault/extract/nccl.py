@@ -15,7 +15,7 @@ the SeqNum key of the watchdog extractor).
 from __future__ import annotations
 
 import errno as _errno
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Final
 
@@ -155,84 +155,6 @@ def _place(draft: Draft, head: re.Match[str] | None) -> Draft:
         draft.host = head.group("host")
         draft.device = f"gpu{head.group('dev')}"
     return draft
-
-
-# --------------------------------------------------------------------------
-# NCCL INFO lines read once per message, the header taken off (issue 27)
-# --------------------------------------------------------------------------
-# Every rank of a job prints the same NCCL INFO lines under its own header (`node-890:27057:27112 [1] NCCL INFO NET/IB
-# : Using ...`): a reader of facts below may read such a line once per message, the rest after the header (_headless),
-# and give each copy its own header's host and GPU (_facts; NcclNetReadyExtractor's `Using network IB`, the same on
-# every rank; the address and device lines name each rank's own address, and a key by their exact rest would miss).
-# The reading remembered is the reader's own on _CANON_HEAD + the rest (rank None), and a copy's drafts are that
-# reading's with `host` and `device` set from the copy's header where the reading set them. Sound because, for a body
-# H + rest that the scanner proved settled (split_rank_prefix: rank None, the body itself), H matching _INFO_HEAD
-# whole (`host:pid:tid [dev] `, the one space its last character, the host `[A-Za-z0-9][\w.\-]*`) and rest starting
-# with a tag of catalog/transport.yaml `nccl_forks` (each a run of word characters: _headless_ok) and ` INFO `, with
-# no line break:
-# - _nccl_head(H + rest) is _NCCL_HEAD's match at 0 (its `^` branch, the header's parse unique: no `:` nor space in a
-#   host, digits up to `:` and ` `; then `src` fails, a tag's word characters being followed by a space and not `:`,
-#   and `tag_b`, the level and `.*$` match on the rest): its host, pid, tid and dev are H's, every other group the
-#   rest's own (no group after the header reads behind the rest's start but `\b` after the level). The same for
-#   _CANON_HEAD + rest, so the two matches differ only in host, pid, tid and dev: _library reads the tag groups alone,
-#   _place host and dev alone.
-# - The other pattern NcclNetReadyExtractor searches the body with, _NET_READY from the first ` INFO Using network `
-#   less the longest tag, cannot match in H nor across its end: its words need a space before H's last character,
-#   and its tag, word characters, cannot hold H's `] `; a match starts in the rest, where its `\b` reads H's last
-#   character, a space in either header. So its match lies in the rest, the same in both bodies, and so does what
-#   follows it (`body[m.end():]`).
-# - The reader reads no state and writes nothing to the context; its draft's host and device come from _place alone:
-#   the remembered reading is a pure function of the rest, and the header's fields are applied as _place applies them.
-#   (A reader of facts that sets ctx.claimed gives it as the reading's second part: _Facts.)
-# With the fast paths off, or for a body not settled or of another form, each reader reads the line itself.
-_INFO_HEAD = re.compile(rf"(?P<host>[A-Za-z0-9][\w.\-]*):\d+:\d+ \[(?P<dev>\d+)\] (?={_TAGS} INFO )")
-_CANON_HEAD: Final = "h:0:0 [0] "
-_HEADLESS_OK: list[bool] = []
-
-# A reader's reading of a body: its drafts (for their kind, fields, rank and whether host and device were set) and
-# whether it claims the line.
-_Facts = tuple[tuple[Draft, ...], bool]
-
-
-def _headless_ok() -> bool:
-    """May the header be taken off (see above): is every printer's tag a run of ASCII word characters, none a level?"""
-    if not _HEADLESS_OK:
-        _HEADLESS_OK.append(all(row.tag.isascii() and row.tag.replace("_", "a").isalnum()
-                                and row.tag not in ("WARN", "INFO", "ERROR", "ABORT") for row in PRINTERS))
-    return _HEADLESS_OK[0]
-
-
-def _headless(line: str) -> tuple[str, str, str] | None:
-    """(rest, host, dev) of an NCCL INFO line the scanner proved settled, its header `host:pid:tid [dev] ` taken off;
-    None where the fast paths are off, or the line is not settled or not of that form (see above)."""
-    if not ON[0] or line is not _prefix.LAST_SETTLED[0] or not (_HEADLESS_OK[0] if _HEADLESS_OK else _headless_ok()):
-        return None
-    m = _INFO_HEAD.match(line)
-    if m is None:
-        return None
-    rest = line[m.end():]
-    if "\n" in rest:
-        return None
-    return rest, m.group("host"), m.group("dev")
-
-
-def _facts(line: str, memo: Memo[_Facts], read: Callable[[str, int | None], _Facts]) -> _Facts:
-    """A fact reader's `read(body, rank)` of `line`: remembered by the rest of an NCCL INFO line (_headless), the
-    drafts then given this line's header's host and GPU where the reading set them; else read afresh."""
-    h = _headless(line)
-    if h is None:
-        rank, body = split_rank_prefix(line)
-        return read(body, rank)
-    rest, host, dev = h
-    got = memo.find(rest)
-    if got is None:
-        got = read(_CANON_HEAD + rest, None)
-        memo.put(rest, got)
-    drafts, claims = got
-    if not drafts:
-        return got
-    return tuple([Draft(d.kind, dict(d.fields), None if d.device is None else f"gpu{dev}", d.rank,
-                        None if d.host is None else host) for d in drafts]), claims
 
 
 # --------------------------------------------------------------------------
@@ -890,7 +812,6 @@ _REPORT_LINES: Final = 60
 # remembered by it (a match object is read only).
 _ErrorRead = tuple[dict[str, dict[str, FieldValue]], re.Match[str] | None, str | None]
 _READS: Memo[_ErrorRead] = Memo("nccl.read")
-_NO_READ: Final[_ErrorRead] = (_NOTHING, None, None)  # a body without the error words (read only, as the memo's)
 _SHMS: Memo[bool] = Memo("nccl.shm")
 
 
@@ -906,10 +827,6 @@ def _read_error(body: str) -> _ErrorRead:
     """classify_nccl's answer and, for a line it classifies, the NCCL header and WARN message."""
     if not ON[0]:
         return _read_error_uncached(body)
-    if _words_digit_free and _words_digit_free[0] and _QUIET.find(digits_zeroed(body)) is not None:
-        # A template _without_words found without the words: _read_error_uncached's answer, without the memo keyed by
-        # the body, which each rank's copy of an NCCL INFO line (its header its own) missed, pushing an entry out.
-        return _NO_READ
     return _READS.get(body, lambda: _read_error_uncached(body))
 
 
@@ -1287,22 +1204,14 @@ class NcclNetReadyExtractor:
     literals: tuple[str, ...] = tuple(f"{row.tag} INFO Using network " for row in PRINTERS)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
-        yield from _facts(line, _NET_READY_READS, _read_net_ready)[0]
-
-
-_NET_READY_READS: Memo[_Facts] = Memo("nccl.net_ready.headless")
-
-
-def _read_net_ready(body: str, rank: int | None) -> _Facts:
-    """NcclNetReadyExtractor's reading of a body (no state, no claim)."""
-    m = _net_ready(body)
-    if m and not body[m.end():].strip():  # the name is the rest of the line
-        head, _ = _nccl_head(body)
-        fields: dict[str, FieldValue] = {"network": m.group("net").rstrip()}
-        if (library := _library(body, head)) is not None:
-            fields["library"] = library
-        return (_place(Draft(NET_READY, fields, rank=rank), head),), False
-    return (), False
+        rank, body = split_rank_prefix(line)
+        m = _net_ready(body)
+        if m and not body[m.end():].strip():  # the name is the rest of the line
+            head, _ = _nccl_head(body)
+            fields: dict[str, FieldValue] = {"network": m.group("net").rstrip()}
+            if (library := _library(body, head)) is not None:
+                fields["library"] = library
+            yield _place(Draft(NET_READY, fields, rank=rank), head)
 
 
 EXTRACTORS: tuple[LineExtractor, ...] = (
