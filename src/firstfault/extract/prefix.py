@@ -500,10 +500,10 @@ class PrefixLayer:
         if cuts is False:
             p, settled, _ = self._split(line)
             return p, settled
-        if cuts[9] and not self._guards_hold(cuts[9], line):  # (_Cuts.guards by its index: no property's call)
+        if cuts.guards and not self._guards_hold(cuts.guards, line):
             p, settled, _ = self._split(line)  # (a name test answers otherwise: another path, split afresh)
             return p, settled
-        return cuts.apply(line), cuts[6]  # (.settled)
+        return cuts.apply(line), cuts.settled
 
     def _split(self, line: str) -> tuple[Prefixed, bool, _Cuts | None]:
         """split_settled's answer, and where its layers lie in `line` (None where the split read a value: an Open
